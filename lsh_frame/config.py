@@ -1,0 +1,209 @@
+"""Frozen, keyword-only configuration objects, validated when built.
+
+A configuration that exists is valid: every check happens in ``__post_init__``,
+so the stages below can trust what they are given.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal, get_args
+
+from lsh_frame._validation import check_bool, check_choice, check_int
+from lsh_frame.errors import ConfigTypeError
+
+__all__ = ["MinHashConfig", "ShingleConfig"]
+
+ShingleKind = Literal["char", "word", "stopword"]
+UnicodeForm = Literal["NFKC", "NFC", "NFKD", "NFD"]
+Scheme = Literal["affine32", "mersenne61"]
+
+#: Shingle length used when ``k`` is not given, per kind of shingle.
+DEFAULT_K: dict[str, int] = {"char": 3, "word": 1, "stopword": 3}
+
+#: A short English stop-word list for ``kind="stopword"`` shingles: frequent
+#: function words, as in the news-article example of Mining of Massive Datasets.
+ENGLISH_STOPWORDS: tuple[str, ...] = (
+    "a", "about", "after", "all", "also", "an", "and", "any", "are", "as", "at",
+    "be", "because", "been", "but", "by", "can", "could", "did", "do", "does",
+    "for", "from", "had", "has", "have", "he", "her", "his", "how", "i", "if",
+    "in", "into", "is", "it", "its", "may", "more", "most", "no", "not", "of",
+    "on", "one", "only", "or", "other", "our", "she", "should", "so", "some",
+    "such", "than", "that", "the", "their", "them", "then", "there", "these",
+    "they", "this", "those", "through", "to", "up", "was", "we", "were", "what",
+    "when", "where", "which", "while", "who", "will", "with", "would", "you",
+)  # fmt: skip
+
+#: Version of the signature layout; stored with every signature column.
+FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShingleConfig:
+    """How text becomes a set of hashed tokens.
+
+    Parameters
+    ----------
+    kind : {"char", "word", "stopword"}
+        ``"char"``: every run of ``k`` consecutive characters. ``"word"``: every
+        run of ``k`` consecutive words (words are separated by whitespace).
+        ``"stopword"``: a stop word followed by the next ``k - 1`` words.
+    k : int, optional
+        Shingle length in characters or words. Defaults to 3 for ``"char"``,
+        1 for ``"word"`` and 3 for ``"stopword"``.
+    lowercase : bool
+        Lower-case the text (Unicode-aware).
+    unicode_form : {"NFKC", "NFC", "NFKD", "NFD"} or None
+        Unicode normal form applied first; ``None`` keeps the text as it is.
+    collapse_whitespace : bool
+        Replace every run of whitespace with one space and trim both ends.
+    strip_punctuation : bool
+        Remove punctuation and symbols (Unicode categories P and S).
+    strip_accents : bool
+        Remove combining marks after canonical decomposition ("é" → "e").
+    stopwords : tuple of str, optional
+        Stop words for ``kind="stopword"``; a short English list by default.
+        They are normalised like the text.
+
+    Examples
+    --------
+    >>> ShingleConfig(kind="word", k=2).k
+    2
+    >>> ShingleConfig().k
+    3
+    """
+
+    kind: ShingleKind = "char"
+    k: int | None = None
+    lowercase: bool = True
+    unicode_form: UnicodeForm | None = "NFKC"
+    collapse_whitespace: bool = True
+    strip_punctuation: bool = False
+    strip_accents: bool = False
+    stopwords: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        owner = "ShingleConfig"
+        check_choice(self.kind, "kind", owner, get_args(ShingleKind))
+        if self.k is None:
+            object.__setattr__(self, "k", DEFAULT_K[self.kind])
+        object.__setattr__(
+            self, "k", check_int(self.k, "k", owner, minimum=1, maximum=1_000)
+        )
+        for name in (
+            "lowercase",
+            "collapse_whitespace",
+            "strip_punctuation",
+            "strip_accents",
+        ):
+            check_bool(getattr(self, name), name, owner)
+        if self.unicode_form is not None:
+            check_choice(
+                self.unicode_form, "unicode_form", owner, get_args(UnicodeForm)
+            )
+        if self.stopwords is not None:
+            if isinstance(self.stopwords, str) or not all(
+                isinstance(word, str) for word in self.stopwords
+            ):
+                raise ConfigTypeError(
+                    "The 'stopwords' parameter of ShingleConfig must be a sequence "
+                    f"of strings. Got {self.stopwords!r} instead."
+                )
+            object.__setattr__(self, "stopwords", tuple(self.stopwords))
+
+    @property
+    def resolved_stopwords(self) -> tuple[str, ...]:
+        """The stop words in use (the built-in list when none were given)."""
+        return ENGLISH_STOPWORDS if self.stopwords is None else self.stopwords
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-ready description (stored with signature columns)."""
+        spec = asdict(self)
+        spec["stopwords"] = None if self.stopwords is None else list(self.stopwords)
+        return spec
+
+    @classmethod
+    def from_dict(cls, spec: dict[str, Any]) -> ShingleConfig:
+        """Rebuild a configuration from :meth:`to_dict` output."""
+        spec = dict(spec)
+        if spec.get("stopwords") is not None:
+            spec["stopwords"] = tuple(spec["stopwords"])
+        return cls(**spec)
+
+
+@dataclass(frozen=True, kw_only=True)
+class MinHashConfig:
+    """Everything that decides a MinHash signature.
+
+    Two signature columns can be compared only if their configurations are
+    equal; the configuration travels with the column as Arrow metadata.
+
+    Parameters
+    ----------
+    num_perm : int
+        Number of hash functions (signature length), 1 to 8192.
+    seed : int
+        Seed of the hash functions; a non-negative int.
+    scheme : {"affine32", "mersenne61"}
+        ``"affine32"`` (default, fast): each token's 64-bit hash is folded to
+        32 bits and permuted by ``(a * x + b) mod 2**32`` with odd ``a``, a
+        bijection; values are uint32. ``"mersenne61"``: the textbook family
+        ``(a * x + b) mod (2**61 - 1)`` on the 64-bit token hash reduced modulo
+        the prime; values are uint64. About ten times slower; use it as a
+        reference.
+    shingle : ShingleConfig
+        How text becomes tokens.
+
+    Examples
+    --------
+    >>> MinHashConfig(num_perm=64).num_perm
+    64
+    """
+
+    num_perm: int = 128
+    seed: int = 1
+    scheme: Scheme = "affine32"
+    shingle: ShingleConfig = field(default_factory=ShingleConfig)
+
+    def __post_init__(self) -> None:
+        owner = "MinHashConfig"
+        object.__setattr__(
+            self,
+            "num_perm",
+            check_int(self.num_perm, "num_perm", owner, minimum=1, maximum=8192),
+        )
+        object.__setattr__(self, "seed", check_int(self.seed, "seed", owner, minimum=0))
+        check_choice(self.scheme, "scheme", owner, get_args(Scheme))
+        if not isinstance(self.shingle, ShingleConfig):
+            raise ConfigTypeError(
+                "The 'shingle' parameter of MinHashConfig must be a ShingleConfig. "
+                f"Got {type(self.shingle).__name__} instead."
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-ready description (stored with signature columns)."""
+        return {
+            "format_version": FORMAT_VERSION,
+            "num_perm": self.num_perm,
+            "seed": self.seed,
+            "scheme": self.scheme,
+            "shingle": self.shingle.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, spec: dict[str, Any]) -> MinHashConfig:
+        """Rebuild a configuration from :meth:`to_dict` output."""
+        return cls(
+            num_perm=spec["num_perm"],
+            seed=spec["seed"],
+            scheme=spec["scheme"],
+            shingle=ShingleConfig.from_dict(spec["shingle"]),
+        )
+
+    def describe(self) -> str:
+        """One-line summary used in messages."""
+        shingle = self.shingle
+        return (
+            f"num_perm={self.num_perm}, seed={self.seed}, scheme={self.scheme!r}, "
+            f"shingles={shingle.kind!r} k={shingle.k}"
+        )

@@ -1,0 +1,45 @@
+"""The exception tree of lsh_frame.
+
+Every error raised on purpose by the package derives from :class:`LshFrameError`
+and from the builtin exception a caller would expect, so ``except KeyError``
+still catches a missing column and ``except ValueError`` a bad parameter.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ColumnError",
+    "ColumnTypeError",
+    "ConfigError",
+    "ConfigTypeError",
+    "LshFrameError",
+    "SignatureMismatchError",
+]
+
+
+class LshFrameError(Exception):
+    """Base class of every error lsh_frame raises on purpose."""
+
+
+class ConfigError(LshFrameError, ValueError):
+    """A parameter has a value outside what is allowed."""
+
+
+class ConfigTypeError(ConfigError, TypeError):
+    """A parameter has the wrong type (for example a float seed)."""
+
+
+class ColumnError(LshFrameError, KeyError):
+    """A column named by the caller is not in the frame."""
+
+    def __str__(self) -> str:
+        # KeyError quotes its message with repr(); keep the sentence readable.
+        return str(self.args[0]) if self.args else ""
+
+
+class ColumnTypeError(LshFrameError, TypeError):
+    """A column has a dtype the operation cannot use (for example numbers as text)."""
+
+
+class SignatureMismatchError(LshFrameError, ValueError):
+    """Two signature columns were built with incompatible parameters."""
