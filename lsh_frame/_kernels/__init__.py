@@ -1,0 +1,1 @@
+"""Numpy-only hot kernels: no pandas, no pyarrow, no per-row Python."""

@@ -1,0 +1,132 @@
+"""Text as integer arrays: UTF-8 bytes to Unicode code points, whitespace."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+#: Every code point for which Python's ``str.isspace()`` is true, so that word
+#: boundaries here agree with ``str.split()``.
+WHITESPACE = np.array(
+    [0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x1C, 0x1D, 0x1E, 0x1F, 0x20, 0x85, 0xA0,
+     0x1680, *range(0x2000, 0x200B), 0x2028, 0x2029, 0x202F, 0x205F, 0x3000],
+    dtype=np.uint32,
+)  # fmt: skip
+
+
+def utf8_to_codepoints(
+    data: npt.NDArray[np.uint8], offsets: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+    """Decode concatenated, valid UTF-8 strings into one array of code points.
+
+    Parameters
+    ----------
+    data : ndarray of uint8
+        The bytes of all strings, back to back, starting at ``offsets[0]``.
+    offsets : ndarray of int64
+        ``n + 1`` byte offsets into ``data``; string ``i`` is
+        ``data[offsets[i]:offsets[i + 1]]``.
+
+    Returns
+    -------
+    codepoints : ndarray of uint32
+        The code points of all strings, back to back.
+    cp_offsets : ndarray of int64
+        ``n + 1`` offsets into ``codepoints``, starting at 0.
+    """
+    data = data[offsets[0] : offsets[-1]]
+    offsets = offsets - offsets[0]
+    if data.size == 0 or int(data.max()) < 0x80:
+        return data.astype(np.uint32), offsets.astype(np.int64, copy=False)
+    # Continuation bytes look like 10xxxxxx; every other byte starts a character.
+    is_lead = (data & 0xC0) != 0x80
+    lead = np.flatnonzero(is_lead)
+    padded = np.concatenate([data, np.zeros(3, dtype=np.uint8)]).astype(np.uint32)
+    byte0 = padded[lead]
+    byte1 = padded[lead + 1] & 0x3F
+    byte2 = padded[lead + 2] & 0x3F
+    byte3 = padded[lead + 3] & 0x3F
+    codepoints = np.where(
+        byte0 < 0x80,
+        byte0,
+        np.where(
+            byte0 < 0xE0,
+            ((byte0 & 0x1F) << 6) | byte1,
+            np.where(
+                byte0 < 0xF0,
+                ((byte0 & 0x0F) << 12) | (byte1 << 6) | byte2,
+                ((byte0 & 0x07) << 18) | (byte1 << 12) | (byte2 << 6) | byte3,
+            ),
+        ),
+    ).astype(np.uint32)
+    starts_before = np.concatenate([[0], np.cumsum(is_lead, dtype=np.int64)])
+    return codepoints, starts_before[offsets]
+
+
+_WHITESPACE_TABLE = np.zeros(int(WHITESPACE.max()) + 2, dtype=bool)
+_WHITESPACE_TABLE[WHITESPACE] = True
+_BEYOND_WHITESPACE = np.uint32(_WHITESPACE_TABLE.size - 1)
+
+
+def is_whitespace(codepoints: npt.NDArray[np.uint32]) -> npt.NDArray[np.bool_]:
+    """Return a mask of the code points Python's ``str.isspace()`` accepts."""
+    return _WHITESPACE_TABLE[np.minimum(codepoints, _BEYOND_WHITESPACE)]
+
+
+def _whitespace_positions(codepoints: npt.NDArray[np.uint32]) -> npt.NDArray[np.intp]:
+    """Positions of whitespace, checking only plausible code points."""
+    candidates = np.flatnonzero((codepoints <= 0x20) | (codepoints >= 0x85))
+    return candidates[is_whitespace(codepoints[candidates])]
+
+
+def _already_collapsed(
+    codepoints: npt.NDArray[np.uint32],
+    offsets: npt.NDArray[np.int64],
+    spaces: npt.NDArray[np.intp],
+) -> bool:
+    """Tell whether every whitespace is one ASCII space between two texts."""
+    if not bool((codepoints[spaces] == 0x20).all()):
+        return False
+    boundary = np.zeros(codepoints.size + 1, dtype=bool)
+    boundary[offsets] = True  # record starts, and the end of the last record
+    inside = ~boundary[spaces] & ~boundary[spaces + 1]
+    if not bool(inside.all()):
+        return False
+    # No space directly follows another (record boundaries were ruled out).
+    return bool((np.diff(spaces) > 1).all())
+
+
+def collapse_whitespace(
+    codepoints: npt.NDArray[np.uint32], offsets: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+    """Replace each whitespace run with one space and trim both ends, per record.
+
+    Equivalent to ``" ".join(s.split())`` on every record.
+    """
+    spaces = _whitespace_positions(codepoints)
+    if spaces.size == 0 or _already_collapsed(codepoints, offsets, spaces):
+        return codepoints, offsets
+    space = np.zeros(codepoints.size, dtype=bool)
+    space[spaces] = True
+    # text_before[i] = number of non-space code points before position i.
+    text_before = np.empty(codepoints.size + 1, dtype=np.int64)
+    text_before[0] = 0
+    np.cumsum(~space, out=text_before[1:])
+    lengths = np.diff(offsets)
+    record = np.repeat(np.arange(lengths.size), lengths)[spaces]
+    # A space survives when it starts a run after some text of its record and
+    # more text follows it in the same record (so it is not trailing).
+    starts_run = spaces > offsets[record]
+    starts_run[starts_run] = ~space[spaces[starts_run] - 1]
+    text_follows = text_before[offsets[record + 1]] > text_before[spaces + 1]
+    kept = starts_run & text_follows
+    if kept.all() and bool((codepoints[spaces] == 0x20).all()):
+        return codepoints, offsets
+    keep = ~space
+    keep[spaces[kept]] = True
+    collapsed = codepoints.copy()
+    collapsed[spaces] = 0x20
+    kept_before = np.empty(codepoints.size + 1, dtype=np.int64)
+    kept_before[0] = 0
+    np.cumsum(keep, out=kept_before[1:])
+    return collapsed[keep], kept_before[offsets]

@@ -1,0 +1,191 @@
+"""The numpy kernels against plain-Python references, without pandas."""
+
+import numpy as np
+import pyarrow as pa
+import pytest
+import reference
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lsh_frame._kernels import hashing, minhash, text
+
+# Text that exercises the decoder and the boundaries: ASCII, Latin accents,
+# combining marks, CJK, emoji (4-byte UTF-8), and many kinds of whitespace.
+unicode_text = st.text(
+    alphabet=st.one_of(
+        st.characters(codec="utf-8"),
+        st.sampled_from(list("ab \t\n\u00a0\u3000\u2028é\u0301東京😀👍🏽")),
+    ),
+    max_size=40,
+)
+records = st.lists(st.one_of(unicode_text, st.just("")), min_size=0, max_size=12)
+
+
+def encode(strings):
+    array = pa.array(strings, pa.large_string())
+    _, offsets, data = array.buffers()
+    offsets = np.frombuffer(offsets, dtype=np.int64)[: len(strings) + 1]
+    data = (
+        np.frombuffer(data, dtype=np.uint8)
+        if data is not None
+        else np.empty(0, np.uint8)
+    )
+    return text.utf8_to_codepoints(data, offsets)
+
+
+def split_csr(values, offsets):
+    return [
+        values[offsets[i] : offsets[i + 1]].tolist() for i in range(offsets.size - 1)
+    ]
+
+
+@given(records)
+def test_utf8_decoding_matches_python(strings):
+    codepoints, offsets = encode(strings)
+    decoded = ["".join(map(chr, row)) for row in split_csr(codepoints, offsets)]
+    assert decoded == strings
+
+
+def test_whitespace_table_is_python_isspace():
+    everything = np.arange(0x110000, dtype=np.uint32)
+    expected = np.array([chr(c).isspace() for c in range(0x110000)])
+    np.testing.assert_array_equal(text.is_whitespace(everything), expected)
+
+
+@given(records)
+def test_collapse_whitespace_matches_split_join(strings):
+    codepoints, offsets = encode(strings)
+    collapsed, new_offsets = text.collapse_whitespace(codepoints, offsets)
+    got = ["".join(map(chr, row)) for row in split_csr(collapsed, new_offsets)]
+    assert got == [" ".join(s.split()) for s in strings]
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 5])
+@given(strings=records)
+def test_char_shingles_match_reference(strings, k):
+    codepoints, offsets = encode(strings)
+    hashes, token_offsets = hashing.char_shingles(
+        codepoints, offsets, k, hashing.token_tag("char", k)
+    )
+    assert split_csr(hashes, token_offsets) == [
+        reference.char_shingles(s, k) for s in strings
+    ]
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+@given(strings=records)
+def test_word_shingles_match_reference(strings, k):
+    codepoints, offsets = encode(strings)
+    hashes, token_offsets = hashing.word_shingles(
+        codepoints, offsets, k, hashing.token_tag("word", k)
+    )
+    assert split_csr(hashes, token_offsets) == [
+        reference.word_shingles(s, k) for s in strings
+    ]
+
+
+@given(strings=st.lists(st.text(alphabet="ab the of", max_size=30), max_size=8))
+def test_stopword_shingles_match_reference(strings):
+    stopwords = {"the", "of", "a"}
+    stop_hashes = np.array(
+        sorted(reference.word_hash(w) for w in stopwords), dtype=np.uint64
+    )
+    codepoints, offsets = encode(strings)
+    hashes, token_offsets = hashing.word_shingles(
+        codepoints, offsets, 2, hashing.token_tag("stopword", 2), stop_hashes
+    )
+    assert split_csr(hashes, token_offsets) == [
+        reference.word_shingles(s, 2, stopwords) for s in strings
+    ]
+
+
+def test_salt_separates_token_spaces():
+    codepoints, offsets = encode(["smith"])
+    plain, _ = hashing.char_shingles(
+        codepoints, offsets, 3, hashing.token_tag("char", 3)
+    )
+    salted, _ = hashing.char_shingles(
+        codepoints, offsets, 3, hashing.token_tag("char", 3, salt=7)
+    )
+    assert set(plain.tolist()).isdisjoint(salted.tolist())
+    assert salted.tolist() == reference.char_shingles("smith", 3, salt=7)
+
+
+token_sets = st.lists(
+    st.lists(st.integers(0, (1 << 64) - 1), min_size=0, max_size=30),
+    min_size=1,
+    max_size=20,
+)
+
+
+def to_csr(sets):
+    values = np.array([v for s in sets for v in s], dtype=np.uint64)
+    offsets = np.concatenate([[0], np.cumsum([len(s) for s in sets])]).astype(np.int64)
+    return values, offsets
+
+
+@given(sets=token_sets, seed=st.integers(0, 2**32), num_perm=st.integers(1, 40))
+def test_affine32_minhash_matches_reference(sets, seed, num_perm):
+    values, offsets = to_csr(sets)
+    a, b = minhash.affine32_parameters(seed, num_perm)
+    out = np.zeros((len(sets), num_perm), dtype=np.uint32)
+    minhash.minhash(
+        minhash.fold32(values), offsets, minhash.affine32_permute(a, b), out
+    )
+    for row, tokens in zip(out, sets, strict=True):
+        if tokens:
+            assert row.tolist() == reference.minhash_affine32(
+                tokens, a.tolist(), b.tolist()
+            )
+        else:
+            assert not row.any()
+
+
+@given(sets=token_sets, seed=st.integers(0, 2**32), num_perm=st.integers(1, 20))
+def test_mersenne61_minhash_matches_reference(sets, seed, num_perm):
+    values, offsets = to_csr(sets)
+    a, b = minhash.mersenne61_parameters(seed, num_perm)
+    out = np.zeros((len(sets), num_perm), dtype=np.uint64)
+    permute = minhash.mersenne61_permute(a, b)
+    minhash.minhash(minhash.reduce_mersenne61(values), offsets, permute, out)
+    for row, tokens in zip(out, sets, strict=True):
+        if tokens:
+            assert row.tolist() == reference.minhash_mersenne61(
+                tokens, a.tolist(), b.tolist()
+            )
+
+
+@pytest.mark.parametrize("scheme", ["affine32", "mersenne61"])
+def test_long_records_and_mixed_lengths_match_reference(scheme):
+    rng = np.random.default_rng(5)
+    lengths = [1, 3, 70, 600, 5000, 2, 2100]  # crosses every tile path
+    sets = [rng.integers(0, 2**63, n, dtype=np.uint64).tolist() for n in lengths]
+    values, offsets = to_csr(sets)
+    if scheme == "affine32":
+        a, b = minhash.affine32_parameters(3, 16)
+        tokens, permute, dtype = (
+            minhash.fold32(values),
+            minhash.affine32_permute(a, b),
+            np.uint32,
+        )
+        expected = [reference.minhash_affine32(s, a.tolist(), b.tolist()) for s in sets]
+    else:
+        a, b = minhash.mersenne61_parameters(3, 16)
+        tokens = minhash.reduce_mersenne61(values)
+        permute, dtype = minhash.mersenne61_permute(a, b), np.uint64
+        expected = [
+            reference.minhash_mersenne61(s, a.tolist(), b.tolist()) for s in sets
+        ]
+    out = np.zeros((len(sets), 16), dtype=dtype)
+    minhash.minhash(tokens, offsets, permute, out)
+    assert out.tolist() == expected
+
+
+def test_more_permutations_than_a_tile_holds():
+    values, offsets = to_csr([[1, 2, 3], [4]])
+    a, b = minhash.affine32_parameters(1, 300)
+    out = np.zeros((2, 300), dtype=np.uint32)
+    minhash.minhash(
+        minhash.fold32(values), offsets, minhash.affine32_permute(a, b), out
+    )
+    assert out[1].tolist() == reference.minhash_affine32([4], a.tolist(), b.tolist())
