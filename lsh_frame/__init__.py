@@ -1,0 +1,43 @@
+"""lsh_frame: tabular entity resolution for pandas.
+
+``import lsh_frame`` registers the ``df.lsh`` accessor. Text columns become
+hashed shingles and MinHash signatures stored as Arrow columns.
+"""
+
+from __future__ import annotations
+
+from lsh_frame import accessor as _accessor  # noqa: F401  (registers df.lsh)
+from lsh_frame import datasets
+from lsh_frame._arrow import MinHashSignature, MinHashType
+from lsh_frame.config import MinHashConfig, ShingleConfig
+from lsh_frame.errors import (
+    ColumnError,
+    ColumnTypeError,
+    ConfigError,
+    ConfigTypeError,
+    LshFrameError,
+    SignatureMismatchError,
+)
+from lsh_frame.minhash import estimate_jaccard, minhash
+from lsh_frame.shingle import normalize, shingles
+
+__version__ = "0.1.0.dev0"
+
+__all__ = [
+    "ColumnError",
+    "ColumnTypeError",
+    "ConfigError",
+    "ConfigTypeError",
+    "LshFrameError",
+    "MinHashConfig",
+    "MinHashSignature",
+    "MinHashType",
+    "ShingleConfig",
+    "SignatureMismatchError",
+    "__version__",
+    "datasets",
+    "estimate_jaccard",
+    "minhash",
+    "normalize",
+    "shingles",
+]

@@ -1,0 +1,61 @@
+"""The ``df.lsh`` accessor: stateless one-line delegations to the stages."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any
+
+import pandas as pd
+
+from lsh_frame import minhash as _minhash
+from lsh_frame import shingle as _shingle
+from lsh_frame._validation import check_columns
+
+
+@pd.api.extensions.register_dataframe_accessor("lsh")
+class LshAccessor:
+    """Entity-resolution methods on a DataFrame, available as ``df.lsh``.
+
+    The accessor holds nothing but the frame; every method returns new objects
+    and leaves the frame untouched.
+    """
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self._frame = frame
+
+    def shingles(self, column: Hashable, /, **options: Any) -> pd.Series:
+        """Per-row sets of shingle hashes of one column.
+
+        See :func:`lsh_frame.shingles` for the options.
+
+        Examples
+        --------
+        >>> import pandas as pd, lsh_frame
+        >>> df = pd.DataFrame({"name": ["anna", "ann"]})
+        >>> df.lsh.shingles("name").list.len().tolist()
+        [2, 1]
+        """
+        (column,) = check_columns(self._frame, [column], "df.lsh.shingles")
+        return _shingle.shingles(self._frame[column], **options)
+
+    def minhash(self, columns: Any, /, **options: Any) -> pd.Series | pd.DataFrame:
+        """MinHash signatures of one column (a Series) or several (a DataFrame).
+
+        Each column is signed on its own; see :func:`lsh_frame.minhash` for the
+        options. Results are named ``"<column>__minhash"``.
+
+        Examples
+        --------
+        >>> import pandas as pd, lsh_frame
+        >>> df = pd.DataFrame({"name": ["anna", "ann"], "city": ["oslo", "oslo"]})
+        >>> df.lsh.minhash("name").name
+        'name__minhash'
+        >>> list(df.lsh.minhash(["name", "city"]).columns)
+        ['name__minhash', 'city__minhash']
+        """
+        single = isinstance(columns, str) or not isinstance(columns, (list, tuple))
+        labels = check_columns(self._frame, columns, "df.lsh.minhash")
+        signed = [_minhash.minhash(self._frame[label], **options) for label in labels]
+        if single:
+            return signed[0]
+        return pd.concat(signed, axis=1)

@@ -1,0 +1,226 @@
+"""Normalise a text column and cut it into hashed shingles.
+
+Normalisation runs in pyarrow.compute over the whole column; shingling runs in
+the numpy kernels over the concatenated code points of a chunk of rows. Nothing
+loops over rows in Python.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lsh_frame._kernels import hashing, text
+from lsh_frame.config import ShingleConfig
+from lsh_frame.errors import ColumnTypeError
+
+__all__ = ["TokenSets", "normalize", "shingles", "text_array", "tokenize"]
+
+# Python's str.isspace() set, as an RE2 class, so collapsing agrees with split().
+_WHITESPACE_RUN = r"[\t\n\x{0B}\f\r\x{1C}-\x{1F}\x{85}\p{Z}]+"
+_PUNCTUATION = r"[\p{P}\p{S}]+"
+_COMBINING_MARKS = r"\p{Mn}+"
+
+
+@dataclass(frozen=True)
+class TokenSets:
+    """Hashed shingles of a batch of records in CSR form.
+
+    Record ``i`` owns ``hashes[offsets[i]:offsets[i + 1]]`` (in text order,
+    repeats kept); ``valid[i]`` is False where the input was null.
+    """
+
+    hashes: npt.NDArray[np.uint64]
+    offsets: npt.NDArray[np.int64]
+    valid: npt.NDArray[np.bool_]
+
+    @property
+    def counts(self) -> npt.NDArray[np.int64]:
+        """Number of shingles per record."""
+        return np.diff(self.offsets)
+
+
+def text_array(values: pd.Series, *, owner: str) -> pa.Array:
+    """Return a text column as one ``large_string`` Arrow array, nulls kept.
+
+    Raises
+    ------
+    ColumnTypeError
+        If the column holds anything but strings and missing values.
+    """
+    dtype = values.dtype
+    label = f"Column {values.name!r}" if values.name is not None else "The values"
+    if isinstance(dtype, pd.CategoricalDtype):
+        kind = pd.api.types.infer_dtype(dtype.categories, skipna=True)
+        if kind not in ("string", "empty"):
+            raise ColumnTypeError(
+                f"{label} passed to {owner} is categorical with {kind} categories, "
+                "but shingles are made from text. Convert it first, for example "
+                "with .astype('str')."
+            )
+        array = pa.array(values, from_pandas=True).dictionary_decode()
+    elif pd.api.types.is_string_dtype(dtype):
+        kind = pd.api.types.infer_dtype(values, skipna=True)
+        if kind not in ("string", "empty"):
+            raise ColumnTypeError(
+                f"{label} passed to {owner} has dtype {dtype} holding {kind} "
+                "values, but shingles are made from text. Convert it first, for "
+                "example with .astype('str')."
+            )
+        array = pa.array(values, from_pandas=True, type=pa.large_string())
+    else:
+        raise ColumnTypeError(
+            f"{label} passed to {owner} has dtype {dtype}, but shingles are made "
+            "from text. Convert it first, for example with .astype('str'), and "
+            "mind how missing values and number formats should read."
+        )
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    return array.cast(pa.large_string())
+
+
+def normalize(
+    array: pa.Array, config: ShingleConfig, *, whitespace: bool = True
+) -> pa.Array:
+    """Apply the configuration's text normalisation, vectorised.
+
+    Order: Unicode normal form, accent stripping, lower-casing, punctuation
+    removal, whitespace collapsing. Nulls stay null. With ``whitespace=False``
+    the last step is left out (shingling does it faster on code points).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> cfg = ShingleConfig(strip_accents=True, strip_punctuation=True)
+    >>> normalize(pa.array(["  José  O'Brien "]), cfg).to_pylist()
+    ['jose obrien']
+    """
+    ascii_only = len(array) == 0 or pc.all(pc.string_is_ascii(array)).as_py()
+    if not ascii_only:
+        if config.unicode_form is not None:
+            array = pc.utf8_normalize(array, form=config.unicode_form)
+        if config.strip_accents:
+            array = pc.utf8_normalize(array, form="NFD")
+            array = pc.replace_substring_regex(array, _COMBINING_MARKS, "")
+            array = pc.utf8_normalize(array, form="NFC")
+    if config.lowercase:
+        array = pc.ascii_lower(array) if ascii_only else pc.utf8_lower(array)
+    if config.strip_punctuation:
+        array = pc.replace_substring_regex(array, _PUNCTUATION, "")
+    if config.collapse_whitespace and whitespace:
+        array = pc.replace_substring_regex(array, _WHITESPACE_RUN, " ")
+        array = pc.utf8_trim(array, characters=" ")
+    return array
+
+
+def _codepoints(
+    array: pa.Array,
+) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+    """Code points and offsets of a ``large_string`` array (nulls as empty)."""
+    array = pc.fill_null(array, "").cast(pa.large_string())
+    _, offsets_buffer, data_buffer = array.buffers()
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int64)
+    offsets = offsets[array.offset : array.offset + len(array) + 1]
+    data = (
+        np.frombuffer(data_buffer, dtype=np.uint8)
+        if data_buffer is not None
+        else np.empty(0, dtype=np.uint8)
+    )
+    return text.utf8_to_codepoints(data, offsets)
+
+
+def _stopword_hashes(config: ShingleConfig) -> npt.NDArray[np.uint64]:
+    words = normalize(pa.array(config.resolved_stopwords, pa.large_string()), config)
+    codepoints, offsets = _codepoints(words)
+    starts, ends = offsets[:-1], offsets[1:]
+    keep = ends > starts
+    return np.unique(hashing.word_hashes(codepoints, starts[keep], ends[keep]))
+
+
+def tokenize(array: pa.Array, config: ShingleConfig, *, salt: int = 0) -> TokenSets:
+    """Normalise and shingle a ``large_string`` array into :class:`TokenSets`.
+
+    ``salt`` separates token spaces, so the same text in two columns of a
+    record-level field hashes differently.
+    """
+    valid = ~np.asarray(array.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    codepoints, offsets = _codepoints(normalize(array, config, whitespace=False))
+    if config.collapse_whitespace:
+        codepoints, offsets = text.collapse_whitespace(codepoints, offsets)
+    assert config.k is not None
+    tag = hashing.token_tag(config.kind, config.k, salt)
+    if config.kind == "char":
+        hashes, token_offsets = hashing.char_shingles(
+            codepoints, offsets, config.k, tag
+        )
+    else:
+        stopwords = _stopword_hashes(config) if config.kind == "stopword" else None
+        hashes, token_offsets = hashing.word_shingles(
+            codepoints, offsets, config.k, tag, stopwords
+        )
+    return TokenSets(hashes=hashes, offsets=token_offsets, valid=valid)
+
+
+def shingles(
+    values: pd.Series,
+    /,
+    *,
+    kind: str = "char",
+    k: int | None = None,
+    **normalization: Any,
+) -> pd.Series:
+    """Return each row's set of shingle hashes as an Arrow list column.
+
+    Parameters
+    ----------
+    values : Series of str
+        Text; missing values give a missing set.
+    kind : {"char", "word", "stopword"}
+        See :class:`~lsh_frame.ShingleConfig`.
+    k : int, optional
+        Shingle length; the kind's default when omitted.
+    **normalization
+        ``lowercase``, ``unicode_form``, ``collapse_whitespace``,
+        ``strip_punctuation``, ``strip_accents``, ``stopwords`` as in
+        :class:`~lsh_frame.ShingleConfig`.
+
+    Returns
+    -------
+    Series
+        dtype ``list<uint64>[pyarrow]``, on the input's index: the sorted,
+        distinct 64-bit hashes of each row's shingles. Rows shorter than one
+        shingle give an empty list; missing values give a missing list.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> sets = shingles(pd.Series(["abcd", "ab", None]), k=3)
+    >>> sets.list.len().tolist()
+    [2, 0, <NA>]
+    """
+    config = ShingleConfig(kind=kind, k=k, **normalization)  # type: ignore[arg-type]
+    tokens = tokenize(text_array(values, owner="shingles"), config)
+    counts = tokens.counts
+    records = np.repeat(np.arange(counts.size), counts)
+    order = np.lexsort((tokens.hashes, records))
+    hashes, records = tokens.hashes[order], records[order]
+    first = np.ones(hashes.size, dtype=bool)
+    first[1:] = (hashes[1:] != hashes[:-1]) | (records[1:] != records[:-1])
+    hashes, records = hashes[first], records[first]
+    offsets = np.concatenate(
+        [[0], np.cumsum(np.bincount(records, minlength=counts.size))]
+    ).astype(np.int64)
+    mask = pa.array(~tokens.valid) if not tokens.valid.all() else None
+    lists = pa.LargeListArray.from_arrays(
+        pa.array(offsets), pa.array(hashes, pa.uint64()), mask=mask
+    )
+    name = None if values.name is None else f"{values.name}__shingles"
+    return pd.Series(
+        pd.arrays.ArrowExtensionArray(lists), index=values.index, name=name
+    )

@@ -1,0 +1,158 @@
+"""Normalisation, text dtypes, and the shingles() output contract."""
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+import reference
+from hypothesis import given
+from hypothesis import strategies as st
+
+import lsh_frame as lf
+from lsh_frame import shingle
+from lsh_frame.config import ShingleConfig
+
+
+def normalized(values, **options):
+    return lf.normalize(
+        pa.array(values, pa.large_string()), ShingleConfig(**options)
+    ).to_pylist()
+
+
+@pytest.mark.parametrize(
+    ("options", "value", "expected"),
+    [
+        ({}, "  John   SMITH ", "john smith"),
+        ({}, "ﬁne ①", "fine 1"),  # NFKC folds ligatures and circled digits
+        ({}, "Straße", "straße"),  # lower-casing, not case folding
+        ({"lowercase": False}, "John", "John"),
+        (
+            {"strip_accents": True},
+            "José Müller-Lüdenscheidt",
+            "jose muller-ludenscheidt",
+        ),
+        ({"strip_punctuation": True}, "O'Brien, J. (Jr.) & co", "obrien j jr co"),
+        ({"collapse_whitespace": False}, " a\t b ", " a\t b "),
+        ({"unicode_form": None}, "ﬁ", "ﬁ"),
+        ({}, "\u3000東京\u00a0タワー ", "東京 タワー"),
+    ],
+)
+def test_normalize_options(options, value, expected):
+    assert normalized([value], **options) == [expected]
+
+
+def test_normalize_keeps_nulls():
+    assert normalized([None, "A"]) == [None, "a"]
+
+
+@given(st.lists(st.text(max_size=20), max_size=10))
+def test_code_point_collapse_agrees_with_normalize(strings):
+    """tokenize() collapses whitespace in numpy; normalize() with pyarrow."""
+    config = ShingleConfig(kind="char", k=1)
+    expected = normalized(strings)
+    tokens = shingle.tokenize(pa.array(strings, pa.large_string()), config)
+    got = [
+        sorted(tokens.hashes[tokens.offsets[i] : tokens.offsets[i + 1]].tolist())
+        for i in range(len(strings))
+    ]
+    assert got == [sorted(reference.char_shingles(s, 1)) for s in expected]
+
+
+@given(
+    st.lists(st.one_of(st.none(), st.text(max_size=25)), max_size=10), st.integers(1, 4)
+)
+def test_shingles_are_sorted_distinct_reference_sets(strings, k):
+    series = pd.Series(strings, dtype=object)
+    result = lf.shingles(
+        series, k=k, lowercase=False, unicode_form=None, collapse_whitespace=False
+    )
+    for value, got in zip(strings, result.tolist(), strict=True):
+        if value is None:
+            assert got is None or got is pd.NA
+        else:
+            assert list(got) == sorted(set(reference.char_shingles(value, k)))
+
+
+def test_shingles_output_contract():
+    frame = pd.DataFrame({"name": ["anna smith", "ab", "", None]}, index=[5, 3, 9, 1])
+    result = frame.lsh.shingles("name")
+    assert result.dtype == pd.ArrowDtype(pa.large_list(pa.uint64()))
+    assert result.index.equals(frame.index)
+    assert result.name == "name__shingles"
+    assert result.list.len().tolist()[:3] == [8, 0, 0]  # "ab" is shorter than k=3
+    assert result.isna().tolist() == [False, False, False, True]
+
+
+def test_word_and_stopword_shingles():
+    frame = pd.DataFrame({"text": ["the cat sat on the mat", "A  cat"]})
+    words = frame.lsh.shingles("text", kind="word")
+    assert words.list.len().tolist() == [5, 2]  # "the" twice counts once
+    bigrams = frame.lsh.shingles("text", kind="word", k=2)
+    assert bigrams.list.len().tolist() == [5, 1]
+    # Stop word followed by the next two words: "the cat sat", "on the mat",
+    # "the mat" is too short; "a cat" needs three words.
+    stop = frame.lsh.shingles("text", kind="stopword")
+    assert stop.list.len().tolist() == [2, 0]
+    custom = frame.lsh.shingles("text", kind="stopword", k=1, stopwords=("CAT",))
+    assert custom.list.len().tolist() == [1, 1]  # stop words are normalised too
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        pd.Series([1, 2], name="age"),
+        pd.Series([1.5, None], name="score"),
+        pd.Series([True, False], name="flag"),
+        pd.Series(pd.to_datetime(["2020-01-01", "2021-01-01"]), name="dob"),
+        pd.Series(["a", 3], dtype=object, name="mixed"),
+        pd.Series([b"ab", b"cd"], dtype=object, name="raw"),
+        pd.Series(pd.Categorical([1, 2]), name="codes"),
+    ],
+)
+def test_non_text_columns_raise_with_the_fix(values):
+    with pytest.raises(lf.ColumnTypeError, match=r"astype\('str'\)") as info:
+        lf.shingles(values)
+    assert repr(values.name) in str(info.value)
+    assert isinstance(info.value, TypeError)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        pd.Series(["Ann", None], dtype=object),
+        pd.Series(["Ann", None], dtype="string"),
+        pd.Series(["Ann", None], dtype=pd.ArrowDtype(pa.string())),
+        pd.Series(pd.Categorical(["Ann", None, "Ann"])),
+        pd.Series([None, None], dtype=object),
+        pd.Series([], dtype=object),
+    ],
+)
+def test_text_dtypes_are_accepted(values):
+    result = lf.shingles(values)
+    assert len(result) == len(values)
+    assert result.isna().tolist() == values.isna().tolist()
+
+
+def test_shingle_config_rejects_bad_values():
+    with pytest.raises(
+        lf.ConfigError,
+        match=r"'k' parameter of ShingleConfig must be in \[1, 1000\]. Got 0",
+    ):
+        ShingleConfig(k=0)
+    with pytest.raises(lf.ConfigError, match=r"'kind'.*'char', 'word', 'stopword'"):
+        ShingleConfig(kind="chars")
+    with pytest.raises(lf.ConfigTypeError, match="'stopwords'"):
+        ShingleConfig(stopwords="the")
+    with pytest.raises(lf.ConfigTypeError, match="'lowercase'"):
+        ShingleConfig(lowercase="yes")
+    with pytest.raises(lf.ConfigError, match="'unicode_form'"):
+        ShingleConfig(unicode_form="NFX")
+
+
+def test_input_is_not_mutated():
+    frame = pd.DataFrame({"name": [" Ann ", None, "BOB"]})
+    before = frame.copy()
+    frame.lsh.shingles("name")
+    frame.lsh.minhash("name")
+    pd.testing.assert_frame_equal(frame, before)
+    assert np.array_equal(frame.columns, before.columns)
