@@ -29,11 +29,14 @@ KIND_CODES = {"char": 1, "word": 2, "stopword": 3}
 
 def splitmix64(values: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
     """Apply the splitmix64 finaliser element-wise (returns a new array)."""
-    z = values ^ (values >> U64(30))
+    z = values >> U64(30)
+    z ^= values
     z *= _MIX1
-    z ^= z >> U64(27)
+    shifted = z >> U64(27)
+    z ^= shifted
     z *= _MIX2
-    z ^= z >> U64(31)
+    np.right_shift(z, U64(31), out=shifted)
+    z ^= shifted
     return z
 
 

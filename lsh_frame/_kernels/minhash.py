@@ -22,8 +22,9 @@ MERSENNE_61 = np.uint64((1 << 61) - 1)
 _LOW32 = np.uint64(0xFFFFFFFF)
 _LOW29 = np.uint64((1 << 29) - 1)
 
-#: Records per tile: a (tile, num_perm) uint32 block of 128 columns is 512 KiB.
-TILE_RECORDS = 1024
+#: Records per tile: four (num_perm, tile) uint32 blocks of 128 rows fill 1 MiB,
+#: which stays in a typical L2 cache.
+TILE_RECORDS = 512
 #: Upper bound on padded cells (records × length) gathered for one tile.
 TILE_CELLS = 1 << 16
 #: A single record longer than this is reduced in blocks instead of slot by slot.

@@ -106,27 +106,25 @@ def collapse_whitespace(
     spaces = _whitespace_positions(codepoints)
     if spaces.size == 0 or _already_collapsed(codepoints, offsets, spaces):
         return codepoints, offsets
-    space = np.zeros(codepoints.size, dtype=bool)
-    space[spaces] = True
-    # text_before[i] = number of non-space code points before position i.
-    text_before = np.empty(codepoints.size + 1, dtype=np.int64)
-    text_before[0] = 0
-    np.cumsum(~space, out=text_before[1:])
     lengths = np.diff(offsets)
-    record = np.repeat(np.arange(lengths.size), lengths)[spaces]
+    nonempty = np.flatnonzero(lengths > 0)
+    # Last non-space position of every record (-1 when it has none).
+    text_position = np.arange(codepoints.size, dtype=np.int64)
+    text_position[spaces] = -1
+    last_text = np.full(lengths.size, -1, dtype=np.int64)
+    if nonempty.size:
+        last_text[nonempty] = np.maximum.reduceat(text_position, offsets[nonempty])
+    record = np.searchsorted(offsets, spaces, side="right") - 1
     # A space survives when it starts a run after some text of its record and
     # more text follows it in the same record (so it is not trailing).
+    previous = spaces - 1
     starts_run = spaces > offsets[record]
-    starts_run[starts_run] = ~space[spaces[starts_run] - 1]
-    text_follows = text_before[offsets[record + 1]] > text_before[spaces + 1]
-    kept = starts_run & text_follows
-    if kept.all() and bool((codepoints[spaces] == 0x20).all()):
-        return codepoints, offsets
-    keep = ~space
-    keep[spaces[kept]] = True
+    starts_run[starts_run] = text_position[previous[starts_run]] >= 0
+    kept = starts_run & (spaces < last_text[record])
+    removed = spaces[~kept]
+    keep = np.ones(codepoints.size, dtype=bool)
+    keep[removed] = False
     collapsed = codepoints.copy()
     collapsed[spaces] = 0x20
-    kept_before = np.empty(codepoints.size + 1, dtype=np.int64)
-    kept_before[0] = 0
-    np.cumsum(keep, out=kept_before[1:])
-    return collapsed[keep], kept_before[offsets]
+    new_offsets = offsets - np.searchsorted(removed, offsets)
+    return collapsed[keep], new_offsets
