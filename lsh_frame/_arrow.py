@@ -114,7 +114,14 @@ class MinHashType(pa.ExtensionType):
         return pd.ArrowDtype(self)
 
     def __str__(self) -> str:
-        return f"minhash[{self.config.describe()}]"
+        # pandas 2.2 rebuilds dtypes from this string when reading Parquet and only
+        # falls back to the Arrow type on TypeError: brackets, parentheses or commas
+        # would make it raise something else, so the summary uses none of them.
+        config = self.config
+        return (
+            f"minhash<num_perm={config.num_perm} seed={config.seed} "
+            f"{config.scheme} {config.shingle.kind} k={config.shingle.k}>"
+        )
 
 
 pa.register_extension_type(MinHashType(MinHashConfig()))
