@@ -1,0 +1,119 @@
+"""Candidate pairs from buckets of equal keys, counted before they are built.
+
+Keys are sorted once; each run of equal keys is a bucket. In a dedupe bucket of
+``m`` records every one of the ``m (m - 1) / 2`` pairs is a candidate; in a link
+bucket with ``a`` left and ``b`` right records, the ``a * b`` cross pairs. All
+pairs of all buckets are emitted with ``repeat`` and ``arange`` arithmetic: no
+Python loop over buckets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+
+@dataclass(frozen=True)
+class Buckets:
+    """Runs of equal keys.
+
+    ``members`` holds record positions sorted by (key, side, position); bucket
+    ``i`` is ``members[starts[i]:starts[i] + sizes[i]]``; in link mode its first
+    ``left_sizes[i]`` members come from the left table.
+    """
+
+    members: npt.NDArray[np.int64]
+    keys: npt.NDArray[np.uint64]
+    starts: npt.NDArray[np.int64]
+    sizes: npt.NDArray[np.int64]
+    left_sizes: npt.NDArray[np.int64] | None
+
+    def pair_counts(self) -> npt.NDArray[np.int64]:
+        """Pairs each bucket yields."""
+        if self.left_sizes is None:
+            return self.sizes * (self.sizes - 1) // 2
+        return self.left_sizes * (self.sizes - self.left_sizes)
+
+    def select(self, keep: npt.NDArray[np.bool_]) -> Buckets:
+        """Buckets where ``keep`` is true."""
+        return Buckets(
+            self.members,
+            self.keys[keep],
+            self.starts[keep],
+            self.sizes[keep],
+            None if self.left_sizes is None else self.left_sizes[keep],
+        )
+
+
+def group(
+    keys: npt.NDArray[np.uint64],
+    positions: npt.NDArray[np.int64],
+    sides: npt.NDArray[np.bool_] | None = None,
+) -> Buckets:
+    """Group record positions by key; ``sides`` (True = right table) for link.
+
+    Buckets that cannot yield a pair (one record, or one side only) are dropped.
+    """
+    if sides is None:
+        order = np.lexsort((positions, keys))
+    else:
+        order = np.lexsort((positions, sides, keys))
+    sorted_keys = keys[order]
+    members = positions[order]
+    if sorted_keys.size == 0:
+        empty = np.empty(0, dtype=np.int64)
+        return Buckets(
+            members, sorted_keys, empty, empty, None if sides is None else empty
+        )
+    boundary = np.flatnonzero(sorted_keys[1:] != sorted_keys[:-1]) + 1
+    starts = np.concatenate([[0], boundary]).astype(np.int64)
+    sizes = np.diff(np.concatenate([starts, [sorted_keys.size]])).astype(np.int64)
+    left_sizes = None
+    if sides is not None:
+        right_before = np.concatenate([[0], np.cumsum(sides[order], dtype=np.int64)])
+        rights = right_before[starts + sizes] - right_before[starts]
+        left_sizes = sizes - rights
+    buckets = Buckets(members, sorted_keys[starts], starts, sizes, left_sizes)
+    return buckets.select(buckets.pair_counts() > 0)
+
+
+def emit_pairs(
+    buckets: Buckets,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """All candidate pairs of the buckets as (left, right) record positions.
+
+    Dedupe pairs have ``left < right`` (members are sorted within a bucket).
+    """
+    counts = buckets.pair_counts()
+    total = int(counts.sum())
+    if total == 0:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty
+    if buckets.left_sizes is None:
+        # Each member pairs with every later member of its bucket.
+        sizes = buckets.sizes
+        member_bucket = np.repeat(np.arange(sizes.size), sizes)
+        within = np.arange(int(sizes.sum())) - np.repeat(
+            np.cumsum(sizes) - sizes, sizes
+        )
+        first = np.repeat(buckets.starts, sizes) + within
+        later = sizes[member_bucket] - 1 - within
+        left_index = np.repeat(first, later)
+        step = np.arange(total) - np.repeat(np.cumsum(later) - later, later)
+        right_index = left_index + 1 + step
+    else:
+        # Each left member pairs with every right member of its bucket.
+        lefts = buckets.left_sizes
+        rights = buckets.sizes - lefts
+        within = np.arange(int(lefts.sum())) - np.repeat(
+            np.cumsum(lefts) - lefts, lefts
+        )
+        first = np.repeat(buckets.starts, lefts) + within
+        partners = np.repeat(rights, lefts)
+        left_index = np.repeat(first, partners)
+        right_start = np.repeat(np.repeat(buckets.starts + lefts, lefts), partners)
+        step = np.arange(total) - np.repeat(np.cumsum(partners) - partners, partners)
+        right_index = right_start + step
+    return buckets.members[left_index], buckets.members[right_index]

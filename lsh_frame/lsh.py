@@ -1,0 +1,214 @@
+"""Banding maths: the S-curve of LSH and plans that keep the recall they promise.
+
+Split a signature of ``bands × rows`` values into ``bands`` bands of ``rows``
+values; two records become candidates when all values of at least one band agree.
+For Jaccard similarity ``s`` that happens with probability
+
+    P(s) = 1 − (1 − s**rows)**bands,
+
+an S-shaped curve. :func:`plan` picks ``bands`` and ``rows`` so that
+``P(threshold) >= recall`` (a stated threshold then really finds that share of the
+pairs at it) while the area under the curve below the threshold, the expected
+false-positive mass, is as small as possible.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from lsh_frame._validation import check_int
+from lsh_frame.errors import ConfigError, ConfigTypeError
+
+__all__ = ["LshPlan", "candidate_probability", "plan"]
+
+_GRID = np.linspace(0.0, 1.0, 2001)
+
+
+def candidate_probability(
+    similarity: npt.ArrayLike, bands: int, rows: int
+) -> npt.NDArray[np.float64]:
+    """Return ``1 − (1 − s**rows)**bands`` element-wise.
+
+    Examples
+    --------
+    >>> float(candidate_probability(0.5, bands=20, rows=5))
+    0.47...
+    """
+    s = np.clip(np.asarray(similarity, dtype=np.float64), 0.0, 1.0)
+    # log1p/expm1 keep precision when s**rows is tiny and bands is large.
+    with np.errstate(divide="ignore"):
+        return -np.expm1(bands * np.log1p(-(s**rows)))
+
+
+def _masses(threshold: float, bands: int, rows: int) -> tuple[float, float]:
+    """(false-positive mass below the threshold, false-negative mass above it)."""
+    below = _GRID[threshold >= _GRID]
+    above = _GRID[threshold <= _GRID]
+    fp = float(np.trapezoid(candidate_probability(below, bands, rows), below))
+    fn = float(np.trapezoid(1 - candidate_probability(above, bands, rows), above))
+    return fp, fn
+
+
+def _check_fraction(value: object, name: str, *, closed_low: bool) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigTypeError(
+            f"The '{name}' parameter of plan must be a number. Got {value!r} instead."
+        )
+    value = float(value)
+    low_ok = value >= 0 if closed_low else value > 0
+    if not (low_ok and value <= 1) or math.isnan(value):
+        interval = "[0, 1]" if closed_low else "(0, 1]"
+        raise ConfigError(
+            f"The '{name}' parameter of plan must be in {interval}. "
+            f"Got {value} instead."
+        )
+    return value
+
+
+@dataclass(frozen=True, kw_only=True)
+class LshPlan:
+    """A banding of MinHash signatures and what it promises.
+
+    Attributes
+    ----------
+    threshold : float
+        The Jaccard similarity the plan was made for.
+    recall : float
+        The target: the least probability that a pair at ``threshold`` becomes
+        a candidate.
+    num_perm : int
+        Signature length available; the plan uses ``bands * rows`` of it.
+    bands, rows : int
+        The banding.
+    """
+
+    threshold: float
+    recall: float
+    num_perm: int
+    bands: int
+    rows: int
+    false_positive_mass: float = field(init=False)
+    false_negative_mass: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        fp, fn = _masses(self.threshold, self.bands, self.rows)
+        object.__setattr__(self, "false_positive_mass", fp)
+        object.__setattr__(self, "false_negative_mass", fn)
+
+    def probability(self, similarity: npt.ArrayLike) -> npt.NDArray[np.float64]:
+        """Probability that a pair with this Jaccard similarity is a candidate."""
+        return candidate_probability(similarity, self.bands, self.rows)
+
+    def __call__(self, similarity: npt.ArrayLike) -> npt.NDArray[np.float64]:
+        """Return :meth:`probability` (a plan is callable like its curve)."""
+        return self.probability(similarity)
+
+    @property
+    def used_perm(self) -> int:
+        """Signature values the bands use (``bands * rows``)."""
+        return self.bands * self.rows
+
+    @property
+    def recall_at_threshold(self) -> float:
+        """``P(threshold)``: the share of pairs at the threshold that are found."""
+        return float(self.probability(self.threshold))
+
+    @property
+    def effective_threshold(self) -> float:
+        """``(1 / bands) ** (1 / rows)``: where the S-curve is steepest."""
+        return float((1.0 / self.bands) ** (1.0 / self.rows))
+
+    def curve(self, step: float = 0.05) -> pd.DataFrame:
+        """Tabulate ``P(s)`` from 0 to 1 in steps of ``step``."""
+        similarity = np.round(np.arange(0.0, 1.0 + step / 2, step), 10)
+        return pd.DataFrame(
+            {"similarity": similarity, "probability": self.probability(similarity)}
+        )
+
+    def __str__(self) -> str:
+        return (
+            f"LshPlan: {self.bands} bands × {self.rows} rows "
+            f"(uses {self.used_perm} of {self.num_perm} values); "
+            f"P({self.threshold:g}) = {self.recall_at_threshold:.3f} "
+            f"(target {self.recall:g}); effective threshold "
+            f"{self.effective_threshold:.3f}; false-positive mass "
+            f"{self.false_positive_mass:.4f}, false-negative mass "
+            f"{self.false_negative_mass:.4f}"
+        )
+
+
+def plan(
+    threshold: float,
+    /,
+    *,
+    num_perm: int = 128,
+    recall: float = 0.95,
+) -> LshPlan:
+    """Choose bands and rows that find ``recall`` of the pairs at ``threshold``.
+
+    Among all bandings with ``bands * rows <= num_perm`` and
+    ``P(threshold) >= recall``, the one with the least false-positive mass (the
+    area under the S-curve below the threshold) is chosen; ties go to fewer
+    bands. Every pair more similar than the threshold is found with at least
+    the same probability, since the curve rises with similarity.
+
+    Parameters
+    ----------
+    threshold : float
+        Jaccard similarity in (0, 1] that pairs should reach.
+    num_perm : int
+        Signature length available.
+    recall : float
+        Least candidate probability at the threshold, in (0, 1].
+
+    Returns
+    -------
+    LshPlan
+
+    Raises
+    ------
+    ConfigError
+        If no banding within ``num_perm`` reaches the recall (raise ``num_perm``
+        or lower ``recall``), or a parameter is out of range.
+
+    Examples
+    --------
+    >>> p = plan(0.5, num_perm=128, recall=0.95)
+    >>> p.bands, p.rows, round(p.recall_at_threshold, 3)
+    (23, 3, 0.954)
+    >>> float(p(0.3)) < 0.7
+    True
+    """
+    threshold = _check_fraction(threshold, "threshold", closed_low=False)
+    recall = _check_fraction(recall, "recall", closed_low=False)
+    num_perm = check_int(num_perm, "num_perm", "plan", minimum=1, maximum=8192)
+    best: tuple[float, int, int] | None = None
+    for rows in range(1, num_perm + 1):
+        hit = threshold**rows
+        if hit >= 1.0:
+            bands = 1
+        elif hit <= 0.0 or recall >= 1.0:
+            continue
+        else:
+            bands = math.ceil(math.log1p(-recall) / math.log1p(-hit))
+        bands = max(bands, 1)
+        if bands * rows > num_perm:
+            continue
+        fp, _ = _masses(threshold, bands, rows)
+        if best is None or fp < best[0] - 1e-12:
+            best = (fp, bands, rows)
+    if best is None:
+        raise ConfigError(
+            f"No banding of {num_perm} signature values reaches recall {recall:g} at "
+            f"threshold {threshold:g}. Use a larger num_perm, a lower recall or a "
+            "higher threshold."
+        )
+    _, bands, rows = best
+    return LshPlan(
+        threshold=threshold, recall=recall, num_perm=num_perm, bands=bands, rows=rows
+    )
