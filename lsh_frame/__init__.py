@@ -9,6 +9,7 @@ from __future__ import annotations
 from lsh_frame import accessor as _accessor  # noqa: F401  (registers df.lsh)
 from lsh_frame import datasets
 from lsh_frame._arrow import MinHashSignature, MinHashType
+from lsh_frame.blocking import Field, candidates
 from lsh_frame.config import MinHashConfig, ShingleConfig
 from lsh_frame.errors import (
     ColumnError,
@@ -17,7 +18,9 @@ from lsh_frame.errors import (
     ConfigTypeError,
     LshFrameError,
     SignatureMismatchError,
+    TooManyPairsError,
 )
+from lsh_frame.lsh import LshPlan, plan
 from lsh_frame.minhash import estimate_jaccard, minhash
 from lsh_frame.shingle import normalize, shingles
 
@@ -28,16 +31,21 @@ __all__ = [
     "ColumnTypeError",
     "ConfigError",
     "ConfigTypeError",
+    "Field",
     "LshFrameError",
+    "LshPlan",
     "MinHashConfig",
     "MinHashSignature",
     "MinHashType",
     "ShingleConfig",
     "SignatureMismatchError",
+    "TooManyPairsError",
     "__version__",
+    "candidates",
     "datasets",
     "estimate_jaccard",
     "minhash",
     "normalize",
+    "plan",
     "shingles",
 ]

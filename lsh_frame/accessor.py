@@ -7,6 +7,7 @@ from typing import Any
 
 import pandas as pd
 
+from lsh_frame import blocking as _blocking
 from lsh_frame import minhash as _minhash
 from lsh_frame import shingle as _shingle
 from lsh_frame._validation import check_columns
@@ -59,3 +60,18 @@ class LshAccessor:
         if single:
             return signed[0]
         return pd.concat(signed, axis=1)
+
+    def candidates(self, fields: Any, /, **options: Any) -> pd.DataFrame:
+        """Candidate pairs: dedupe this frame, or link it with ``other=``.
+
+        See :func:`lsh_frame.candidates` for the options.
+
+        Examples
+        --------
+        >>> import pandas as pd, lsh_frame as lf
+        >>> df = pd.DataFrame({"dob": ["1990-01-01", "1990-01-01", "1985-02-03"]})
+        >>> df.lsh.candidates([lf.Field("dob", blocking="exact")])[["left", "right"]]
+           left  right
+        0     0      1
+        """
+        return _blocking.candidates(self._frame, fields, **options)

@@ -14,6 +14,7 @@ __all__ = [
     "ConfigTypeError",
     "LshFrameError",
     "SignatureMismatchError",
+    "TooManyPairsError",
 ]
 
 
@@ -43,3 +44,7 @@ class ColumnTypeError(LshFrameError, TypeError):
 
 class SignatureMismatchError(LshFrameError, ValueError):
     """Two signature columns were built with incompatible parameters."""
+
+
+class TooManyPairsError(LshFrameError, RuntimeError):
+    """Blocking would produce more candidate pairs than ``max_pairs`` allows."""

@@ -1,0 +1,779 @@
+"""Blocking: keys per field, candidate pairs, and a report of what each key costs.
+
+A *key* groups records into buckets; every pair of records sharing a bucket is a
+candidate. Keys come from fields:
+
+- ``blocking="lsh"``: the field's MinHash signature split into bands (see
+  :func:`lsh_frame.plan`); one bucket per band value.
+- ``blocking="exact"``: one bucket per normalised value.
+
+The candidates of all keys are united; each pair records which keys found it.
+Missing, empty and too-short values get no key (they are counted, never pooled
+into one giant bucket), buckets larger than ``max_bucket`` are dropped and
+reported, and the number of pairs is computed before any pair is built.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Hashable, Sequence
+from dataclasses import KW_ONLY, dataclass, field
+from typing import Any, Literal, get_args
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import xxhash
+
+from lsh_frame._kernels import hashing
+from lsh_frame._kernels import keys as key_kernels
+from lsh_frame._kernels import minhash as minhash_kernels
+from lsh_frame._kernels import pairs as pair_kernels
+from lsh_frame._validation import check_columns, check_int
+from lsh_frame.config import ShingleConfig, ShingleKind
+from lsh_frame.errors import (
+    ColumnError,
+    ConfigError,
+    ConfigTypeError,
+    TooManyPairsError,
+)
+from lsh_frame.lsh import LshPlan, plan
+from lsh_frame.shingle import TokenSets, normalize, text_array, tokenize
+
+__all__ = ["Field", "candidates"]
+
+BlockingKind = Literal["lsh", "exact"]
+
+#: Pairs of random records sampled to see how similar unrelated records are.
+_SIMILARITY_SAMPLE = 20_000
+#: Thresholds the record-level key may choose from.
+_THRESHOLDS = np.round(np.arange(0.30, 0.951, 0.05), 2)
+
+
+@dataclass(frozen=True)
+class Field:
+    """A column (or several) to block on and compare.
+
+    Parameters
+    ----------
+    columns : column label or sequence of labels
+        Several columns form one record-level field: their shingles are pooled
+        into one set, so it does not matter in which column a word stands
+        (swapped given name and surname still match), unless ``tag_columns``.
+    shingle : {"char", "word", "stopword"}
+        Kind of shingle for LSH blocking and Jaccard scores.
+    k : int, optional
+        Shingle length; 3 characters or 1 word by default.
+    blocking : {"lsh", "exact"} or None
+        ``"lsh"``: banded MinHash keys; ``"exact"``: one key per normalised
+        value; ``None``: compared but not blocked on.
+    threshold : float, optional
+        Jaccard similarity this field's LSH key is planned for; the call's
+        ``threshold`` when omitted.
+    recall : float, optional
+        Least probability of finding a pair at the threshold; the call's
+        ``recall`` when omitted.
+    compare : str
+        How the field is scored (used when pairs are scored).
+    weight : float
+        Weight of the field in the combined score.
+    tag_columns : bool
+        Keep the tokens of different columns apart (order matters).
+    strip_punctuation, strip_accents : bool
+        Extra normalisation (see :class:`~lsh_frame.ShingleConfig`).
+    name : str, optional
+        Label of the field's key; the columns joined by ``+`` by default.
+
+    Examples
+    --------
+    >>> Field("surname").label
+    'surname'
+    >>> Field(["given_name", "surname"], name="name").columns
+    ('given_name', 'surname')
+    """
+
+    columns: Any
+    _: KW_ONLY
+    shingle: ShingleKind = "char"
+    k: int | None = None
+    blocking: BlockingKind | None = "lsh"
+    threshold: float | None = None
+    recall: float | None = None
+    compare: str = "auto"
+    weight: float = 1.0
+    tag_columns: bool = False
+    strip_punctuation: bool = False
+    strip_accents: bool = False
+    name: str | None = None
+
+    def __post_init__(self) -> None:
+        owner = "Field"
+        columns = self.columns
+        if isinstance(columns, (str, bytes)) or not isinstance(columns, Sequence):
+            columns = (columns,)
+        columns = tuple(columns)
+        if not columns:
+            raise ConfigError("A Field needs at least one column. Got none.")
+        object.__setattr__(self, "columns", columns)
+        if self.blocking is not None and self.blocking not in get_args(BlockingKind):
+            raise ConfigError(
+                f"The 'blocking' parameter of {owner} must be one of 'lsh', 'exact' "
+                f"or None. Got {self.blocking!r} instead."
+            )
+        for name in ("threshold", "recall"):
+            value = getattr(self, name)
+            if value is not None and (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not 0 < value <= 1
+            ):
+                raise ConfigError(
+                    f"The '{name}' parameter of {owner} must be in (0, 1] or None. "
+                    f"Got {value!r} instead."
+                )
+        if (
+            isinstance(self.weight, bool)
+            or not isinstance(self.weight, (int, float))
+            or not self.weight >= 0
+        ):
+            raise ConfigError(
+                f"The 'weight' parameter of {owner} must be a number >= 0. "
+                f"Got {self.weight!r} instead."
+            )
+        # Validates kind, k and the normalisation flags in one place.
+        self.shingle_config  # noqa: B018
+
+    @property
+    def label(self) -> str:
+        """Name of the field in reports and in the ``found_by`` column."""
+        if self.name is not None:
+            return self.name
+        return "+".join(str(column) for column in self.columns)
+
+    @property
+    def shingle_config(self) -> ShingleConfig:
+        """The :class:`~lsh_frame.ShingleConfig` of this field's tokens."""
+        return ShingleConfig(
+            kind=self.shingle,
+            k=self.k,
+            strip_punctuation=self.strip_punctuation,
+            strip_accents=self.strip_accents,
+        )
+
+
+@dataclass(frozen=True)
+class BlockingKey:
+    """One resolved key: a field, how it blocks, and (for LSH) its plan."""
+
+    field: Field
+    kind: BlockingKind
+    plan: LshPlan | None = None
+    reason: str = ""
+
+    @property
+    def label(self) -> str:
+        """Name of the key."""
+        return self.field.label
+
+    def describe(self) -> str:
+        """Short description of how the key is made."""
+        if self.plan is None:
+            return "exact value"
+        return (
+            f"lsh {self.plan.bands}×{self.plan.rows} "
+            f"(threshold {self.plan.threshold:g}, P = "
+            f"{self.plan.recall_at_threshold:.3f})"
+        )
+
+
+@dataclass
+class SideKeys:
+    """Keys of one table for one blocking key.
+
+    ``keys[i]`` holds record ``i``'s keys (one per band, or one); records with
+    ``valid[i]`` false have no key. ``values`` keeps the normalised text, for
+    showing samples of buckets.
+    """
+
+    keys: npt.NDArray[np.uint64]
+    valid: npt.NDArray[np.bool_]
+    values: pa.Array
+
+
+@dataclass
+class BlockingContext:
+    """What every blocking call needs: both sides' keys and the decisions."""
+
+    keys: list[BlockingKey]
+    left: list[SideKeys]
+    right: list[SideKeys] | None
+    left_index: pd.Index
+    right_index: pd.Index | None
+    decisions: list[str] = field(default_factory=list)
+
+    @property
+    def link(self) -> bool:
+        """True for two tables, False for one."""
+        return self.right is not None
+
+
+# ----------------------------------------------------------------------------
+# Tokens and keys of one side
+
+
+def _salt(column: Hashable) -> int:
+    """Stable 64-bit salt of a column label (separates columns' tokens)."""
+    return xxhash.xxh64_intdigest(repr(column).encode("utf-8"))
+
+
+def _field_tokens(frame: pd.DataFrame, spec: Field, *, owner: str) -> TokenSets:
+    """Pool the shingles of a field's columns into one token set per record."""
+    config = spec.shingle_config
+    parts = [
+        tokenize(
+            text_array(frame[column], owner=owner),
+            config,
+            salt=_salt(column) if spec.tag_columns else 0,
+        )
+        for column in spec.columns
+    ]
+    if len(parts) == 1:
+        return parts[0]
+    n = len(frame)
+    records = np.concatenate([np.repeat(np.arange(n), part.counts) for part in parts])
+    hashes = np.concatenate([part.hashes for part in parts])
+    order = np.argsort(records, kind="stable")
+    counts = np.bincount(records, minlength=n)
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    valid = np.logical_or.reduce([part.valid for part in parts])
+    return TokenSets(hashes=hashes[order], offsets=offsets, valid=valid)
+
+
+def field_signatures(
+    frame: pd.DataFrame, spec: Field, *, num_perm: int, seed: int, owner: str
+) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.bool_]]:
+    """Affine32 MinHash signatures of a field's pooled tokens: (matrix, valid)."""
+    tokens = _field_tokens(frame, spec, owner=owner)
+    matrix = np.zeros((len(frame), num_perm), dtype=np.uint32)
+    permute = minhash_kernels.affine32_permute(
+        *minhash_kernels.affine32_parameters(seed, num_perm)
+    )
+    minhash_kernels.minhash(
+        minhash_kernels.fold32(tokens.hashes), tokens.offsets, permute, matrix
+    )
+    return matrix, tokens.counts > 0
+
+
+def _field_text(frame: pd.DataFrame, spec: Field, *, owner: str) -> pa.Array:
+    """Normalised text of a field (columns joined by a space), nulls kept."""
+    config = spec.shingle_config
+    arrays = [
+        normalize(text_array(frame[c], owner=owner), config) for c in spec.columns
+    ]
+    if len(arrays) == 1:
+        return arrays[0]
+    separator = pa.scalar(" ", pa.large_string())
+    return pc.binary_join_element_wise(*arrays, separator, null_handling="skip")
+
+
+def _exact_keys(
+    frame: pd.DataFrame, spec: Field, *, owner: str
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_], pa.Array]:
+    """One 64-bit key per normalised value; missing or blank values get none."""
+    from lsh_frame._kernels.text import collapse_whitespace
+    from lsh_frame.shingle import _codepoints  # the module's private decoder
+
+    values = _field_text(frame, spec, owner=owner)
+    codepoints, offsets = _codepoints(values)
+    codepoints, offsets = collapse_whitespace(codepoints, offsets)
+    starts, ends = offsets[:-1], offsets[1:]
+    keys = hashing.word_hashes(codepoints, starts, ends) ^ np.uint64(_salt(spec.label))
+    valid = ends > starts
+    return keys[:, None], valid, values
+
+
+def _side_keys(
+    frame: pd.DataFrame,
+    key: BlockingKey,
+    *,
+    num_perm: int,
+    seed: int,
+    owner: str,
+    signatures: tuple[npt.NDArray[np.uint32], npt.NDArray[np.bool_]] | None = None,
+) -> SideKeys:
+    if key.kind == "exact":
+        keys, valid, values = _exact_keys(frame, key.field, owner=owner)
+        return SideKeys(keys=keys, valid=valid, values=values)
+    assert key.plan is not None
+    if signatures is None:
+        signatures = field_signatures(
+            frame, key.field, num_perm=num_perm, seed=seed, owner=owner
+        )
+    matrix, valid = signatures
+    keys = key_kernels.band_keys(
+        matrix, key.plan.bands, key.plan.rows, salt=_salt(key.label)
+    )
+    return SideKeys(
+        keys=keys, valid=valid, values=_field_text(frame, key.field, owner=owner)
+    )
+
+
+# ----------------------------------------------------------------------------
+# From the caller's fields to resolved keys
+
+
+def _check_frame(frame: Any, role: str, owner: str) -> pd.DataFrame:
+    if not isinstance(frame, pd.DataFrame):
+        raise ConfigTypeError(
+            f"The '{role}' argument of {owner} must be a pandas DataFrame. "
+            f"Got {type(frame).__name__} instead."
+        )
+    if frame.index.has_duplicates:
+        duplicated = frame.index[frame.index.duplicated()].unique()[:3].tolist()
+        raise ColumnError(
+            f"The index of the '{role}' frame has duplicate labels (for example "
+            f"{duplicated}), but candidate pairs name records by their index label. "
+            "Make the labels unique first, for example with reset_index()."
+        )
+    return frame
+
+
+def _as_fields(fields: Any, owner: str) -> tuple[list[Field], bool]:
+    """Return the fields and whether the caller gave only plain column names."""
+    if isinstance(fields, (str, Field)) or not isinstance(fields, Sequence):
+        fields = [fields]
+    fields = list(fields)
+    if not fields:
+        raise ConfigError(
+            f"The 'fields' parameter of {owner} must name at least one column. "
+            "Got an empty list instead."
+        )
+    plain = all(not isinstance(item, Field) for item in fields)
+    resolved = [item if isinstance(item, Field) else Field(item) for item in fields]
+    labels = [item.label for item in resolved]
+    repeated = sorted({label for label in labels if labels.count(label) > 1})
+    if repeated:
+        raise ConfigError(
+            f"The 'fields' parameter of {owner} has more than one field named "
+            f"{repeated[0]!r}. Give each field a distinct name=."
+        )
+    return resolved, plain
+
+
+def _exact_profile(
+    left: pd.DataFrame, right: pd.DataFrame | None, spec: Field, owner: str
+) -> tuple[int, int, int]:
+    """Count records with a value, distinct values and an exact key's pairs."""
+    keys_left, valid_left, _ = _exact_keys(left, spec, owner=owner)
+    values_left, counts_left = np.unique(keys_left[valid_left, 0], return_counts=True)
+    if right is None:
+        pairs = int((counts_left * (counts_left - 1) // 2).sum())
+        return int(valid_left.sum()), int(values_left.size), pairs
+    keys_right, valid_right, _ = _exact_keys(right, spec, owner=owner)
+    values_right, counts_right = np.unique(
+        keys_right[valid_right, 0], return_counts=True
+    )
+    _, at_left, at_right = np.intersect1d(
+        values_left, values_right, assume_unique=True, return_indices=True
+    )
+    pairs = int((counts_left[at_left] * counts_right[at_right]).sum())
+    keyed = int(valid_left.sum() + valid_right.sum())
+    distinct = int(np.union1d(values_left, values_right).size)
+    return keyed, distinct, pairs
+
+
+def _random_pair_similarity(
+    left: npt.NDArray[np.uint32],
+    right: npt.NDArray[np.uint32] | None,
+    seed: int,
+) -> npt.NDArray[np.float64]:
+    """Estimated Jaccard similarity of randomly drawn record pairs."""
+    rng = np.random.default_rng(seed)
+    other = left if right is None else right
+    size = min(_SIMILARITY_SAMPLE, left.shape[0] * other.shape[0])
+    first = rng.integers(0, left.shape[0], size)
+    second = rng.integers(0, other.shape[0], size)
+    if right is None:
+        keep = first != second
+        first, second = first[keep], second[keep]
+    return (left[first] == other[second]).mean(axis=1)
+
+
+def _choose_record_plan(
+    similarity: npt.NDArray[np.float64],
+    *,
+    total_pairs: int,
+    budget: float,
+    num_perm: int,
+    recall: float,
+) -> tuple[LshPlan, float]:
+    """Lowest threshold whose expected random candidates fit the budget."""
+    chosen: tuple[LshPlan, float] | None = None
+    for threshold in _THRESHOLDS:
+        candidate_plan = plan(float(threshold), num_perm=num_perm, recall=recall)
+        share = float(candidate_plan(similarity).mean()) if similarity.size else 0.0
+        expected = total_pairs * share
+        chosen = (candidate_plan, expected)
+        if expected <= budget:
+            break
+    assert chosen is not None
+    return chosen
+
+
+def resolve(
+    frame: pd.DataFrame,
+    fields: Any,
+    /,
+    *,
+    other: pd.DataFrame | None = None,
+    threshold: float | None = None,
+    recall: float = 0.95,
+    num_perm: int = 128,
+    seed: int = 1,
+    owner: str = "candidates",
+) -> BlockingContext:
+    """Resolve the caller's fields into keys and compute both sides' keys.
+
+    With plain column names only, the data decides: one record-level LSH key
+    over all the columns (shingles tagged by column), its threshold the lowest
+    whose expected candidates among unrelated records stay within about one
+    pair per record; plus an exact key on every column whose values are nearly
+    all distinct and cheap in pairs (identifiers, dates of birth, phones).
+    Low-cardinality columns never make a key of their own. Each decision is
+    recorded in ``decisions``.
+    """
+    frame = _check_frame(frame, "frame", owner)
+    if other is not None:
+        other = _check_frame(other, "other", owner)
+    specs, plain = _as_fields(fields, owner)
+    for spec in specs:
+        check_columns(frame, list(spec.columns), owner)
+        if other is not None:
+            check_columns(other, list(spec.columns), owner)
+    num_perm = check_int(num_perm, "num_perm", owner, minimum=1, maximum=8192)
+    seed = check_int(seed, "seed", owner, minimum=0)
+    n_left = len(frame)
+    n_right = len(other) if other is not None else None
+    total_pairs = (
+        n_left * n_right if n_right is not None else n_left * (n_left - 1) // 2
+    )
+    n_records = n_left + (n_right or 0)
+    decisions: list[str] = []
+    keys: list[BlockingKey] = []
+    signatures: dict[str, tuple[Any, Any]] = {}
+
+    if plain:
+        columns = [column for spec in specs for column in spec.columns]
+        for column in columns:
+            keyed, distinct, exact_pairs = _exact_profile(
+                frame, other, Field(column, blocking="exact"), owner
+            )
+            ratio = distinct / keyed if keyed else 0.0
+            if keyed and ratio >= 0.5 and exact_pairs <= 0.5 * n_records:
+                keys.append(
+                    BlockingKey(
+                        Field(column, blocking="exact"),
+                        "exact",
+                        reason=f"{ratio:.0%} distinct, {exact_pairs:,} pairs",
+                    )
+                )
+                decisions.append(
+                    f"{column}: exact key ({ratio:.0%} of values distinct, "
+                    f"{exact_pairs:,} pairs)"
+                )
+            else:
+                decisions.append(
+                    f"{column}: no key of its own ({distinct:,} distinct values in "
+                    f"{keyed:,} records, {exact_pairs:,} pairs); part of the record key"
+                )
+        record = Field(columns, tag_columns=True, name="record")
+        specs = [record]
+    for spec in specs:
+        if spec.blocking is None:
+            decisions.append(f"{spec.label}: compared only, no blocking key")
+            continue
+        if spec.blocking == "exact":
+            keys.append(BlockingKey(spec, "exact", reason="requested"))
+            continue
+        field_threshold = spec.threshold if spec.threshold is not None else threshold
+        field_recall = spec.recall if spec.recall is not None else recall
+        if field_threshold is None:
+            left_signatures = field_signatures(
+                frame, spec, num_perm=num_perm, seed=seed, owner=owner
+            )
+            right_signatures = (
+                field_signatures(other, spec, num_perm=num_perm, seed=seed, owner=owner)
+                if other is not None
+                else None
+            )
+            signatures[spec.label] = (left_signatures, right_signatures)
+            similarity = _random_pair_similarity(
+                left_signatures[0][left_signatures[1]],
+                None
+                if right_signatures is None
+                else right_signatures[0][right_signatures[1]],
+                seed,
+            )
+            chosen, expected = _choose_record_plan(
+                similarity,
+                total_pairs=total_pairs,
+                budget=n_records,
+                num_perm=num_perm,
+                recall=field_recall,
+            )
+            decisions.append(
+                f"{spec.label}: lsh key, threshold {chosen.threshold:g} chosen from "
+                f"the data ({chosen.bands} bands × {chosen.rows} rows, "
+                f"P({chosen.threshold:g}) = {chosen.recall_at_threshold:.3f}; "
+                f"about {expected:,.0f} candidates expected among unrelated records)"
+            )
+        else:
+            chosen = plan(field_threshold, num_perm=num_perm, recall=field_recall)
+            decisions.append(f"{spec.label}: lsh key, {chosen}")
+        keys.append(BlockingKey(spec, "lsh", chosen))
+    if not keys:
+        raise ConfigError(
+            f"None of the fields given to {owner} makes a blocking key (all have "
+            "blocking=None). Give at least one field blocking='lsh' or 'exact'."
+        )
+
+    def side(table: pd.DataFrame, which: int) -> list[SideKeys]:
+        result = []
+        for key in keys:
+            known = signatures.get(key.label)
+            result.append(
+                _side_keys(
+                    table,
+                    key,
+                    num_perm=num_perm,
+                    seed=seed,
+                    owner=owner,
+                    signatures=None if known is None else known[which],
+                )
+            )
+        return result
+
+    return BlockingContext(
+        keys=keys,
+        left=side(frame, 0),
+        right=side(other, 1) if other is not None else None,
+        left_index=frame.index,
+        right_index=other.index if other is not None else None,
+        decisions=decisions,
+    )
+
+
+# ----------------------------------------------------------------------------
+# Buckets and pairs
+
+
+def key_buckets(context: BlockingContext, index: int) -> pair_kernels.Buckets:
+    """All buckets of one key (before the size cap)."""
+    left = context.left[index]
+    width = left.keys.shape[1]
+    left_rows = np.flatnonzero(left.valid)
+    keys = [left.keys[left_rows].ravel()]
+    positions = [np.repeat(left_rows, width)]
+    sides = None
+    if context.right is not None:
+        right = context.right[index]
+        right_rows = np.flatnonzero(right.valid)
+        keys.append(right.keys[right_rows].ravel())
+        positions.append(np.repeat(right_rows, width))
+        sides = np.concatenate(
+            [
+                np.zeros(left_rows.size * width, bool),
+                np.ones(right_rows.size * width, bool),
+            ]
+        )
+    return pair_kernels.group(
+        np.concatenate(keys), np.concatenate(positions).astype(np.int64), sides
+    )
+
+
+def _cap(
+    buckets: pair_kernels.Buckets, max_bucket: int
+) -> tuple[pair_kernels.Buckets, pair_kernels.Buckets]:
+    """Split buckets into (kept, dropped) by size."""
+    small = buckets.sizes <= max_bucket
+    return buckets.select(small), buckets.select(~small)
+
+
+def _bucket_sample(
+    context: BlockingContext, index: int, buckets: pair_kernels.Buckets, count: int = 3
+) -> list[tuple[int, str]]:
+    """(size, example value) of the largest buckets."""
+    order = np.argsort(-buckets.sizes, kind="stable")[:count]
+    values = context.left[index].values
+    samples = []
+    for bucket in order:
+        member = int(buckets.members[buckets.starts[bucket]])
+        samples.append((int(buckets.sizes[bucket]), str(values[member].as_py())))
+    return samples
+
+
+def _validate_limits(max_bucket: Any, max_pairs: Any, owner: str) -> tuple[int, int]:
+    return (
+        check_int(max_bucket, "max_bucket", owner, minimum=2),
+        check_int(max_pairs, "max_pairs", owner, minimum=0),
+    )
+
+
+def candidates(
+    frame: pd.DataFrame,
+    fields: Any,
+    /,
+    *,
+    other: pd.DataFrame | None = None,
+    threshold: float | None = None,
+    recall: float = 0.95,
+    num_perm: int = 128,
+    seed: int = 1,
+    max_bucket: int = 1_000,
+    max_pairs: int = 50_000_000,
+) -> pd.DataFrame:
+    """Candidate pairs of records that share at least one blocking key.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The records (the left table when linking). Index labels must be unique.
+    fields : column label, Field, or a list of them
+        What to block on. Plain column names let the data decide (see
+        :func:`resolve`); :class:`Field` objects say exactly what to do.
+    other : DataFrame, optional
+        A second table to link with; without it, ``frame`` is deduplicated.
+    threshold : float, optional
+        Jaccard similarity LSH keys are planned for. By default each LSH key's
+        threshold is chosen from the data.
+    recall : float
+        Least probability that an LSH key finds a pair at its threshold.
+    num_perm : int
+        Signature length used for LSH keys.
+    seed : int
+        Seed of the MinHash functions and of the similarity sample.
+    max_bucket : int
+        Buckets with more records are dropped (and reported with a warning):
+        a value shared by that many records does not identify anyone.
+    max_pairs : int
+        Upper limit on pairs, checked before any pair is built.
+
+    Returns
+    -------
+    DataFrame
+        One row per candidate pair, sorted: ``left`` and ``right`` hold index
+        labels (dedupe: each unordered pair once, ``left`` before ``right`` in
+        the frame's order, no self pairs; link: ``left`` from ``frame``,
+        ``right`` from ``other``); ``found_by`` (categorical) names the keys
+        that found the pair, joined by ``|``.
+
+    Raises
+    ------
+    TooManyPairsError
+        When the keys would give more than ``max_pairs`` pairs.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"name": ["john smith", "jon smith", "mary jones"],
+    ...                    "dob": ["1980-01-02", "1980-01-02", "1975-05-06"]})
+    >>> fields = [Field("name", threshold=0.3), Field("dob", blocking="exact")]
+    >>> pairs = candidates(df, fields)
+    >>> pairs[["left", "right"]].values.tolist(), pairs["found_by"].tolist()
+    ([[0, 1]], ['name|dob'])
+    """
+    owner = "candidates"
+    max_bucket, max_pairs = _validate_limits(max_bucket, max_pairs, owner)
+    context = resolve(
+        frame,
+        fields,
+        other=other,
+        threshold=threshold,
+        recall=recall,
+        num_perm=num_perm,
+        seed=seed,
+        owner=owner,
+    )
+    return pairs_from_context(context, max_bucket=max_bucket, max_pairs=max_pairs)
+
+
+def pairs_from_context(
+    context: BlockingContext, *, max_bucket: int, max_pairs: int
+) -> pd.DataFrame:
+    """Build, unite and label the candidate pairs of resolved keys."""
+    kept: list[pair_kernels.Buckets] = []
+    counts: list[int] = []
+    for index, key in enumerate(context.keys):
+        buckets, dropped = _cap(key_buckets(context, index), max_bucket)
+        if dropped.sizes.size:
+            lost = int(dropped.pair_counts().sum())
+            samples = ", ".join(
+                f"{size:,} × {value!r}"
+                for size, value in _bucket_sample(context, index, dropped)
+            )
+            warnings.warn(
+                f"Key '{key.label}': {dropped.sizes.size:,} bucket(s) with more than "
+                f"{max_bucket:,} records were dropped ({lost:,} pairs; "
+                f"largest: {samples}). Raise max_bucket or block on more "
+                "specific fields.",
+                stacklevel=3,
+            )
+        kept.append(buckets)
+        counts.append(int(buckets.pair_counts().sum()))
+    total = sum(counts)
+    if total > max_pairs:
+        detail = ", ".join(
+            f"'{key.label}' {count:,}"
+            for key, count in zip(context.keys, counts, strict=True)
+        )
+        raise TooManyPairsError(
+            f"Blocking would build {total:,} candidate pairs (before removing pairs "
+            f"found by several keys), more than max_pairs={max_pairs:,}: {detail}. "
+            "Raise the threshold, block on more specific fields, lower max_bucket, "
+            "or raise max_pairs if the memory allows (about 24 bytes per pair)."
+        )
+    n_right = (
+        len(context.right_index)
+        if context.right_index is not None
+        else len(context.left_index)
+    )
+    encoded_parts, bit_parts = [], []
+    for index, buckets in enumerate(kept):
+        left, right = pair_kernels.emit_pairs(buckets)
+        encoded = np.unique(left * np.int64(n_right) + right)
+        encoded_parts.append(encoded)
+        bit_parts.append(np.full(encoded.size, np.uint64(1) << np.uint64(index)))
+    encoded = np.concatenate(encoded_parts) if encoded_parts else np.empty(0, np.int64)
+    bits = np.concatenate(bit_parts) if bit_parts else np.empty(0, np.uint64)
+    order = np.argsort(encoded, kind="stable")
+    encoded, bits = encoded[order], bits[order]
+    first = np.ones(encoded.size, dtype=bool)
+    first[1:] = encoded[1:] != encoded[:-1]
+    starts = np.flatnonzero(first)
+    masks = np.bitwise_or.reduceat(bits, starts) if starts.size else bits[:0]
+    encoded = encoded[starts]
+    left_positions, right_positions = np.divmod(encoded, np.int64(n_right))
+    right_index = (
+        context.right_index if context.right_index is not None else context.left_index
+    )
+    return pd.DataFrame(
+        {
+            "left": context.left_index.take(left_positions),
+            "right": right_index.take(right_positions),
+            "found_by": _found_by(masks, [key.label for key in context.keys]),
+        }
+    )
+
+
+def _found_by(masks: npt.NDArray[np.uint64], labels: list[str]) -> pd.Categorical:
+    # "found_by" rather than a bitmask column: readable, compact, and it keeps
+    # working when pairs are written to Parquet or concatenated.
+    """Categorical naming the keys of each pair, e.g. ``"record|dob"``."""
+    unique, codes = np.unique(masks, return_inverse=True)
+    names = [
+        "|".join(label for bit, label in enumerate(labels) if int(mask) >> bit & 1)
+        for mask in unique
+    ]
+    return pd.Categorical.from_codes(codes.astype(np.int32), categories=names)  # type: ignore[call-overload]

@@ -1,0 +1,228 @@
+"""Candidate pairs: contract, keys, buckets, limits, and the data-driven defaults."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import lsh_frame as lf
+from lsh_frame import blocking
+
+
+@pytest.fixture(scope="module")
+def customers():
+    return lf.datasets.make_customers(3_000, seed=5)
+
+
+def pair_set(pairs):
+    return set(zip(pairs["left"], pairs["right"], strict=True))
+
+
+def test_dedupe_pairs_are_canonical(customers):
+    pairs = lf.candidates(
+        customers,
+        [lf.Field("surname", blocking="exact"), lf.Field("given_name", threshold=0.6)],
+    )
+    position = customers.index.get_indexer
+    left, right = position(pairs["left"]), position(pairs["right"])
+    assert (left < right).all()  # each unordered pair once, never a self pair
+    assert not pairs.duplicated(["left", "right"]).any()
+    assert pairs.equals(
+        pairs.sort_values(["left", "right"]).reset_index(drop=True)
+    ) or (np.all(np.diff(left * len(customers) + right) > 0))
+    assert list(pairs.columns) == ["left", "right", "found_by"]
+    assert isinstance(pairs["found_by"].dtype, pd.CategoricalDtype)
+
+
+def test_exact_key_finds_exactly_the_equal_normalised_values():
+    frame = pd.DataFrame(
+        {"x": ["Ann", " ann ", "ANN", "bob", None, "", "  ", "bob"]},
+        index=list("abcdefgh"),
+    )
+    pairs = lf.candidates(frame, [lf.Field("x", blocking="exact")])
+    assert pair_set(pairs) == {("a", "b"), ("a", "c"), ("b", "c"), ("d", "h")}
+
+
+def test_missing_and_blank_values_never_form_a_bucket():
+    frame = pd.DataFrame({"x": [None, "", " ", None, "\t", "ab"] * 50})
+    pairs = lf.candidates(
+        frame, [lf.Field("x", blocking="exact"), lf.Field("x", name="fuzzy")]
+    )
+    kept = frame["x"].iloc[pd.Index(pairs["left"])]
+    assert (kept == "ab").all()  # only the real value pairs up
+
+
+def test_link_keeps_orientation(customers):
+    left, right = customers.iloc[:1500], customers.iloc[1500:]
+    pairs = lf.candidates(left, [lf.Field("surname", blocking="exact")], other=right)
+    assert (
+        pairs["left"].isin(left.index).all() and pairs["right"].isin(right.index).all()
+    )
+    merged = pd.merge(
+        left["surname"].str.lower().dropna().rename_axis("a").reset_index(),
+        right["surname"].str.lower().dropna().rename_axis("b").reset_index(),
+        on="surname",
+    )
+    assert pair_set(pairs) == set(zip(merged["a"], merged["b"], strict=True))
+
+
+def test_link_with_a_copy_agrees_with_dedupe(customers):
+    sample = customers.iloc[:800]
+    fields = [
+        lf.Field("surname", blocking="exact"),
+        lf.Field("street_address", threshold=0.5),
+    ]
+    dedupe = pair_set(lf.candidates(sample, fields))
+    link = pair_set(lf.candidates(sample, fields, other=sample.copy()))
+    position = sample.index.get_loc
+    assert {(a, b) for a, b in link if position(a) < position(b)} == dedupe
+    assert {(a, a) for a in sample.index if pd.notna(sample.at[a, "surname"])} <= link
+
+
+values = st.lists(
+    st.sampled_from(["ann", "bob", "cy", None, "", "ann b", "bob c"]),
+    min_size=0,
+    max_size=30,
+)
+
+
+@given(first=values, second=values)
+def test_union_of_keys_contains_each_keys_pairs(first, second):
+    size = min(len(first), len(second))
+    frame = pd.DataFrame({"a": first[:size], "b": second[:size]}, dtype=object)
+    key_a, key_b = lf.Field("a", blocking="exact"), lf.Field("b", blocking="exact")
+    both = lf.candidates(frame, [key_a, key_b])
+    only_a, only_b = lf.candidates(frame, [key_a]), lf.candidates(frame, [key_b])
+    assert pair_set(both) == pair_set(only_a) | pair_set(only_b)
+    labels = dict(
+        zip(
+            zip(both["left"], both["right"], strict=True), both["found_by"], strict=True
+        )
+    )
+    for pair in pair_set(only_a):
+        assert "a" in labels[pair].split("|")
+    for pair in pair_set(only_b) - pair_set(only_a):
+        assert labels[pair] == "b"
+
+
+def test_bucket_cap_drops_and_warns():
+    frame = pd.DataFrame({"x": ["same"] * 12 + ["other", "other"]})
+    with pytest.warns(
+        UserWarning, match=r"1 bucket\(s\) with more than 5 records.*12 × 'same'"
+    ):
+        pairs = lf.candidates(frame, [lf.Field("x", blocking="exact")], max_bucket=5)
+    assert pair_set(pairs) == {(12, 13)}
+
+
+def test_max_pairs_stops_before_building(customers):
+    with pytest.raises(
+        lf.TooManyPairsError, match=r"would build [\d,]+ candidate pairs.*max_pairs=10"
+    ):
+        lf.candidates(customers, [lf.Field("city", blocking="exact")], max_pairs=10)
+
+
+def test_one_value_everywhere_does_not_exhaust_memory():
+    frame = pd.DataFrame({"name": ["john smith"] * 100_000})
+    with pytest.warns(UserWarning, match="100,000 × 'john smith'"):
+        pairs = lf.candidates(
+            frame,
+            [
+                lf.Field("name", blocking="exact"),
+                lf.Field("name", name="lsh", threshold=0.8),
+            ],
+        )
+    assert pairs.empty
+
+
+def test_plain_columns_let_the_data_decide(customers):
+    context = blocking.resolve(
+        customers, ["given_name", "surname", "city", "phone", "email"]
+    )
+    decided = "\n".join(context.decisions)
+    assert "phone: exact key" in decided and "email: exact key" in decided
+    assert "city: no key of its own" in decided
+    assert "record: lsh key" in decided
+    labels = [key.label for key in context.keys]
+    assert labels[-1] == "record" and "city" not in labels
+
+
+def test_defaults_find_true_pairs(customers):
+    columns = [
+        "given_name",
+        "surname",
+        "street_address",
+        "city",
+        "postcode",
+        "phone",
+        "date_of_birth",
+        "email",
+    ]
+    pairs = lf.candidates(customers, columns)
+    truth = lf.datasets.true_pairs(customers["entity_id"])
+    found = pair_set(pairs) & set(zip(truth["left"], truth["right"], strict=True))
+    assert len(found) / len(truth) > 0.95
+    assert len(pairs) < 10 * len(customers)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (
+            lambda f: lf.candidates(f, "nope"),
+            lf.ColumnError,
+            "'nope' is not in the frame",
+        ),
+        (lambda f: lf.candidates(f, []), lf.ConfigError, "at least one column"),
+        (
+            lambda f: lf.candidates(f.set_index(pd.Index([1] * len(f))), "surname"),
+            lf.ColumnError,
+            "duplicate labels",
+        ),
+        (
+            lambda f: lf.candidates(f, "surname", max_bucket=1),
+            lf.ConfigError,
+            "'max_bucket'",
+        ),
+        (
+            lambda f: lf.candidates(f, "surname", other=[1]),
+            lf.ConfigTypeError,
+            "'other'",
+        ),
+        (
+            lambda f: lf.candidates(f, "surname", other=f[["city"]]),
+            lf.ColumnError,
+            "'surname'",
+        ),
+        (
+            lambda f: lf.candidates(f, [lf.Field("surname", blocking=None)]),
+            lf.ConfigError,
+            "blocking key",
+        ),
+        (
+            lambda f: lf.candidates(f, [lf.Field("surname"), lf.Field("surname")]),
+            lf.ConfigError,
+            "distinct name",
+        ),
+        (lambda f: lf.Field("x", blocking="fuzzy"), lf.ConfigError, "'blocking'"),
+        (lambda f: lf.Field("x", threshold=2), lf.ConfigError, "'threshold'"),
+        (lambda f: lf.Field("x", weight=-1), lf.ConfigError, "'weight'"),
+        (lambda f: lf.Field("x", k=0), lf.ConfigError, "'k'"),
+    ],
+)
+def test_bad_input(customers, call, error, message):
+    with pytest.raises(error, match=message):
+        call(customers)
+
+
+def test_empty_and_tiny_frames():
+    empty = pd.DataFrame({"x": pd.Series([], dtype="str")})
+    assert lf.candidates(empty, [lf.Field("x", blocking="exact")]).empty
+    one = pd.DataFrame({"x": ["a"]})
+    assert lf.candidates(one, ["x"]).empty
+
+
+def test_input_is_not_mutated(customers):
+    before = customers.copy()
+    lf.candidates(customers, ["surname", "city"])
+    pd.testing.assert_frame_equal(customers, before)
