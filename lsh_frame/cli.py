@@ -10,11 +10,13 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
+from typing import TextIO
 
 import numpy as np
 import pandas as pd
 
 from lsh_frame import __version__, datasets
+from lsh_frame._arrow import signature_config
 from lsh_frame.errors import LshFrameError
 from lsh_frame.minhash import estimate_jaccard, minhash
 
@@ -29,29 +31,32 @@ def _record_text(frame: pd.DataFrame) -> pd.Series:
 def _pair_estimates(
     signatures: pd.Series, left: np.ndarray, right: np.ndarray
 ) -> pd.Series:
-    return estimate_jaccard(
+    estimates = estimate_jaccard(
         signatures.iloc[left].reset_index(drop=True),
         signatures.iloc[right].reset_index(drop=True),
     )
+    assert isinstance(estimates, pd.Series)
+    return estimates
 
 
-def run_demo(rows: int, seed: int, out: object = None) -> int:
+def run_demo(rows: int, seed: int, out: TextIO | None = None) -> int:
     """Sign ``make_customers(rows)`` and print a summary; return an exit code."""
     stream = out if out is not None else sys.stdout
 
     def say(line: str = "") -> None:
-        print(line, file=stream)  # type: ignore[call-overload]
+        print(line, file=stream)
 
     customers = datasets.make_customers(rows, seed=seed)
     text = _record_text(customers)
     started = time.perf_counter()
     signatures = minhash(text, k=3, num_perm=128, seed=seed)
     elapsed = time.perf_counter() - started
-    config = signatures.dtype.pyarrow_dtype.config
+    config = signature_config(signatures, owner="demo")
 
     truth = datasets.true_pairs(customers["entity_id"])
     positions = customers.index.get_indexer
-    true_left, true_right = positions(truth["left"]), positions(truth["right"])
+    true_left = positions(pd.Index(truth["left"]))
+    true_right = positions(pd.Index(truth["right"]))
     rng = np.random.default_rng(seed)
     random_left = rng.integers(0, rows, size=min(len(truth), 10_000) or 1)
     random_right = rng.integers(0, rows, size=random_left.size)
