@@ -48,6 +48,11 @@ BlockingKind = Literal["lsh", "exact"]
 
 #: Pairs of random records sampled to see how similar unrelated records are.
 _SIMILARITY_SAMPLE = 20_000
+#: A column is an identifier when 99% of its values are shared by at most this
+#: many records of a table: a value shared by more does not single out an entity.
+IDENTIFIER_BUCKET = 10
+#: ... and when an exact key on it yields at most this many pairs per record.
+IDENTIFIER_PAIRS_PER_RECORD = 2
 #: Thresholds the record-level key may choose from.
 _THRESHOLDS = np.round(np.arange(0.30, 0.951, 0.05), 2)
 
@@ -362,26 +367,51 @@ def _as_fields(fields: Any, owner: str) -> tuple[list[Field], bool]:
     return resolved, plain
 
 
+@dataclass(frozen=True)
+class ExactProfile:
+    """What an exact key on one column would do."""
+
+    keyed: int
+    distinct: int
+    pairs: int
+    typical_bucket: float
+
+    def identifies(self, records: int) -> bool:
+        """Tell whether the column works as an identifier (see :func:`resolve`)."""
+        return (
+            self.keyed > 0
+            and self.typical_bucket <= IDENTIFIER_BUCKET
+            and self.pairs <= IDENTIFIER_PAIRS_PER_RECORD * records
+        )
+
+
 def _exact_profile(
     left: pd.DataFrame, right: pd.DataFrame | None, spec: Field, owner: str
-) -> tuple[int, int, int]:
-    """Count records with a value, distinct values and an exact key's pairs."""
-    keys_left, valid_left, _ = _exact_keys(left, spec, owner=owner)
-    values_left, counts_left = np.unique(keys_left[valid_left, 0], return_counts=True)
+) -> ExactProfile:
+    """Profile an exact key: records keyed, distinct values, pairs, bucket sizes."""
+    sides = [left] if right is None else [left, right]
+    values, counts = [], []
+    for table in sides:
+        keys, valid, _ = _exact_keys(table, spec, owner=owner)
+        side_values, side_counts = np.unique(keys[valid, 0], return_counts=True)
+        values.append(side_values)
+        counts.append(side_counts)
     if right is None:
-        pairs = int((counts_left * (counts_left - 1) // 2).sum())
-        return int(valid_left.sum()), int(values_left.size), pairs
-    keys_right, valid_right, _ = _exact_keys(right, spec, owner=owner)
-    values_right, counts_right = np.unique(
-        keys_right[valid_right, 0], return_counts=True
+        pairs = int((counts[0] * (counts[0] - 1) // 2).sum())
+    else:
+        _, at_left, at_right = np.intersect1d(
+            values[0], values[1], assume_unique=True, return_indices=True
+        )
+        pairs = int((counts[0][at_left] * counts[1][at_right]).sum())
+    typical = max(
+        (float(np.percentile(side, 99)) for side in counts if side.size), default=0.0
     )
-    _, at_left, at_right = np.intersect1d(
-        values_left, values_right, assume_unique=True, return_indices=True
+    return ExactProfile(
+        keyed=int(sum(side.sum() for side in counts)),
+        distinct=int(np.unique(np.concatenate(values)).size),
+        pairs=pairs,
+        typical_bucket=typical,
     )
-    pairs = int((counts_left[at_left] * counts_right[at_right]).sum())
-    keyed = int(valid_left.sum() + valid_right.sum())
-    distinct = int(np.union1d(values_left, values_right).size)
-    return keyed, distinct, pairs
 
 
 def _random_pair_similarity(
@@ -409,11 +439,21 @@ def _choose_record_plan(
     num_perm: int,
     recall: float,
 ) -> tuple[LshPlan, float]:
-    """Lowest threshold whose expected random candidates fit the budget."""
+    """Lowest threshold whose expected false positives fit the budget.
+
+    A false positive is a candidate less similar than the threshold. Sampled
+    pairs above it are left out of the count: with many duplicates, random
+    pairs include true matches, and those are the pairs the key should find.
+    """
     chosen: tuple[LshPlan, float] | None = None
     for threshold in _THRESHOLDS:
         candidate_plan = plan(float(threshold), num_perm=num_perm, recall=recall)
-        share = float(candidate_plan(similarity).mean()) if similarity.size else 0.0
+        below = similarity < threshold
+        share = (
+            float((candidate_plan(similarity) * below).mean())
+            if similarity.size
+            else 0.0
+        )
         expected = total_pairs * share
         chosen = (candidate_plan, expected)
         if expected <= budget:
@@ -436,13 +476,19 @@ def resolve(
 ) -> BlockingContext:
     """Resolve the caller's fields into keys and compute both sides' keys.
 
-    With plain column names only, the data decides: one record-level LSH key
-    over all the columns (shingles tagged by column), its threshold the lowest
-    whose expected candidates among unrelated records stay within about one
-    pair per record; plus an exact key on every column whose values are nearly
-    all distinct and cheap in pairs (identifiers, dates of birth, phones).
-    Low-cardinality columns never make a key of their own. Each decision is
-    recorded in ``decisions``.
+    With plain column names only, the data decides:
+
+    - an exact key on every column that identifies records: 99% of its values
+      are shared by at most ``IDENTIFIER_BUCKET`` (10) records of a table, and
+      the key yields at most two pairs per record (ids, dates of birth, phones,
+      e-mails; at scale, a date of birth stops qualifying by itself);
+    - one record-level LSH key over all the columns (shingles tagged by
+      column), its threshold the lowest whose expected false positives (pairs
+      less similar than the threshold, estimated from a sample of random pairs)
+      stay within one per record.
+
+    Low-cardinality columns never make a key of their own. Each decision, with
+    the numbers behind it, is recorded in ``decisions``.
     """
     frame = _check_frame(frame, "frame", owner)
     if other is not None:
@@ -467,26 +513,22 @@ def resolve(
     if plain:
         columns = [column for spec in specs for column in spec.columns]
         for column in columns:
-            keyed, distinct, exact_pairs = _exact_profile(
+            profile = _exact_profile(
                 frame, other, Field(column, blocking="exact"), owner
             )
-            ratio = distinct / keyed if keyed else 0.0
-            if keyed and ratio >= 0.5 and exact_pairs <= 0.5 * n_records:
+            facts = (
+                f"{profile.distinct:,} distinct values in {profile.keyed:,} records, "
+                f"99% of values shared by at most {profile.typical_bucket:g} records "
+                f"per table, {profile.pairs:,} pairs"
+            )
+            if profile.identifies(n_records):
                 keys.append(
-                    BlockingKey(
-                        Field(column, blocking="exact"),
-                        "exact",
-                        reason=f"{ratio:.0%} distinct, {exact_pairs:,} pairs",
-                    )
+                    BlockingKey(Field(column, blocking="exact"), "exact", reason=facts)
                 )
-                decisions.append(
-                    f"{column}: exact key ({ratio:.0%} of values distinct, "
-                    f"{exact_pairs:,} pairs)"
-                )
+                decisions.append(f"{column}: exact key, identifies records ({facts})")
             else:
                 decisions.append(
-                    f"{column}: no key of its own ({distinct:,} distinct values in "
-                    f"{keyed:,} records, {exact_pairs:,} pairs); part of the record key"
+                    f"{column}: no key of its own ({facts}); part of the record key"
                 )
         record = Field(columns, tag_columns=True, name="record")
         specs = [record]
