@@ -27,12 +27,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import xxhash
 
+from lsh_frame._arrow import MinHashType, check_compatible, signature_matrix
 from lsh_frame._kernels import hashing
 from lsh_frame._kernels import keys as key_kernels
 from lsh_frame._kernels import minhash as minhash_kernels
 from lsh_frame._kernels import pairs as pair_kernels
 from lsh_frame._validation import check_columns, check_int
-from lsh_frame.config import ShingleConfig, ShingleKind
+from lsh_frame.config import MinHashConfig, ShingleConfig, ShingleKind
 from lsh_frame.errors import (
     ColumnError,
     ConfigError,
@@ -67,6 +68,8 @@ class Field:
         Several columns form one record-level field: their shingles are pooled
         into one set, so it does not matter in which column a word stands
         (swapped given name and surname still match), unless ``tag_columns``.
+        A single column of MinHash signatures (from :func:`lsh_frame.minhash`)
+        is used as it is: its signatures make the LSH key.
     shingle : {"char", "word", "stopword"}
         Kind of shingle for LSH blocking and Jaccard scores.
     k : int, optional
@@ -88,6 +91,9 @@ class Field:
         Keep the tokens of different columns apart (order matters).
     strip_punctuation, strip_accents : bool
         Extra normalisation (see :class:`~lsh_frame.ShingleConfig`).
+    bands, rows : int, optional
+        Fix the banding of the LSH key instead of planning it from
+        ``threshold`` and ``recall`` (give both).
     name : str, optional
         Label of the field's key; the columns joined by ``+`` by default.
 
@@ -111,6 +117,8 @@ class Field:
     tag_columns: bool = False
     strip_punctuation: bool = False
     strip_accents: bool = False
+    bands: int | None = None
+    rows: int | None = None
     name: str | None = None
 
     def __post_init__(self) -> None:
@@ -147,6 +155,14 @@ class Field:
                 f"The 'weight' parameter of {owner} must be a number >= 0. "
                 f"Got {self.weight!r} instead."
             )
+        if (self.bands is None) != (self.rows is None):
+            raise ConfigError(
+                f"{owner} takes 'bands' and 'rows' together. Got bands={self.bands!r} "
+                f"and rows={self.rows!r}; give both, or neither to plan them."
+            )
+        if self.bands is not None:
+            check_int(self.bands, "bands", owner, minimum=1)
+            check_int(self.rows, "rows", owner, minimum=1)
         # Validates kind, k and the normalisation flags in one place.
         self.shingle_config  # noqa: B018
 
@@ -256,10 +272,20 @@ def _field_tokens(frame: pd.DataFrame, spec: Field, *, owner: str) -> TokenSets:
     return TokenSets(hashes=hashes[order], offsets=offsets, valid=valid)
 
 
+def _stored_config(frame: pd.DataFrame, spec: Field) -> MinHashConfig | None:
+    """Return the configuration of a field naming one signature column, or None."""
+    if len(spec.columns) != 1:
+        return None
+    arrow_type = getattr(frame[spec.columns[0]].dtype, "pyarrow_dtype", None)
+    return arrow_type.config if isinstance(arrow_type, MinHashType) else None
+
+
 def field_signatures(
     frame: pd.DataFrame, spec: Field, *, num_perm: int, seed: int, owner: str
-) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.bool_]]:
-    """Affine32 MinHash signatures of a field's pooled tokens: (matrix, valid)."""
+) -> tuple[npt.NDArray, npt.NDArray[np.bool_]]:
+    """MinHash signatures of a field: stored ones, or affine32 of its tokens."""
+    if _stored_config(frame, spec) is not None:
+        return signature_matrix(frame[spec.columns[0]])
     tokens = _field_tokens(frame, spec, owner=owner)
     matrix = np.zeros((len(frame), num_perm), dtype=np.uint32)
     permute = minhash_kernels.affine32_permute(
@@ -320,6 +346,11 @@ def _side_keys(
     keys = key_kernels.band_keys(
         matrix, key.plan.bands, key.plan.rows, salt=_salt(key.label)
     )
+    if _stored_config(frame, key.field) is not None:
+        # Signatures have no text to show in bucket samples.
+        return SideKeys(
+            keys=keys, valid=valid, values=pa.nulls(len(frame), pa.string())
+        )
     return SideKeys(
         keys=keys, valid=valid, values=_field_text(frame, key.field, owner=owner)
     )
@@ -541,12 +572,48 @@ def resolve(
             continue
         field_threshold = spec.threshold if spec.threshold is not None else threshold
         field_recall = spec.recall if spec.recall is not None else recall
-        if field_threshold is None:
+        field_perm = num_perm
+        stored = _stored_config(frame, spec)
+        if other is not None and (stored is not None) != (
+            _stored_config(other, spec) is not None
+        ):
+            raise ConfigError(
+                f"Field {spec.label!r} is a signature column in one table but not in "
+                "the other. Use signature columns in both, or text in both."
+            )
+        if stored is not None:
+            if other is not None:
+                other_config = _stored_config(other, spec)
+                assert other_config is not None
+                check_compatible(
+                    stored, other_config, left_name=spec.label, right_name=spec.label
+                )
+            field_perm = stored.num_perm
+        if spec.bands is not None and spec.rows is not None:
+            if spec.bands * spec.rows > field_perm:
+                raise ConfigError(
+                    f"Field {spec.label!r} asks for {spec.bands} bands × {spec.rows} "
+                    f"rows = {spec.bands * spec.rows} signature values, but signatures "
+                    f"have num_perm={field_perm}. Use fewer bands or rows, or a "
+                    "larger num_perm."
+                )
+            chosen = LshPlan(
+                threshold=field_threshold
+                or round((1 / spec.bands) ** (1 / spec.rows), 4),
+                recall=field_recall,
+                num_perm=field_perm,
+                bands=spec.bands,
+                rows=spec.rows,
+            )
+            decisions.append(f"{spec.label}: lsh key as given, {chosen}")
+        elif field_threshold is None:
             left_signatures = field_signatures(
-                frame, spec, num_perm=num_perm, seed=seed, owner=owner
+                frame, spec, num_perm=field_perm, seed=seed, owner=owner
             )
             right_signatures = (
-                field_signatures(other, spec, num_perm=num_perm, seed=seed, owner=owner)
+                field_signatures(
+                    other, spec, num_perm=field_perm, seed=seed, owner=owner
+                )
                 if other is not None
                 else None
             )
@@ -562,17 +629,17 @@ def resolve(
                 similarity,
                 total_pairs=total_pairs,
                 budget=n_records,
-                num_perm=num_perm,
+                num_perm=field_perm,
                 recall=field_recall,
             )
             decisions.append(
                 f"{spec.label}: lsh key, threshold {chosen.threshold:g} chosen from "
                 f"the data ({chosen.bands} bands × {chosen.rows} rows, "
                 f"P({chosen.threshold:g}) = {chosen.recall_at_threshold:.3f}; "
-                f"about {expected:,.0f} candidates expected among unrelated records)"
+                f"about {expected:,.0f} false positives expected)"
             )
         else:
-            chosen = plan(field_threshold, num_perm=num_perm, recall=field_recall)
+            chosen = plan(field_threshold, num_perm=field_perm, recall=field_recall)
             decisions.append(f"{spec.label}: lsh key, {chosen}")
         keys.append(BlockingKey(spec, "lsh", chosen))
     if not keys:
@@ -589,7 +656,7 @@ def resolve(
                 _side_keys(
                     table,
                     key,
-                    num_perm=num_perm,
+                    num_perm=key.plan.num_perm if key.plan is not None else num_perm,
                     seed=seed,
                     owner=owner,
                     signatures=None if known is None else known[which],

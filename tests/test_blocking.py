@@ -226,3 +226,34 @@ def test_input_is_not_mutated(customers):
     before = customers.copy()
     lf.candidates(customers, ["surname", "city"])
     pd.testing.assert_frame_equal(customers, before)
+
+
+def test_signature_columns_block_without_recomputing(customers):
+    frame = customers.assign(sig=lf.minhash(customers["surname"]))
+    from_signatures = lf.candidates(frame, [lf.Field("sig", bands=16, rows=8)])
+    from_text = lf.candidates(
+        frame, [lf.Field("surname", bands=16, rows=8, name="sig")]
+    )
+    pd.testing.assert_frame_equal(from_signatures, from_text)
+
+
+def test_signature_columns_must_match_across_tables(customers):
+    left = customers.iloc[:100].assign(sig=lf.minhash(customers["surname"].iloc[:100]))
+    right = customers.iloc[100:200].assign(
+        sig=lf.minhash(customers["surname"].iloc[100:200], num_perm=64)
+    )
+    with pytest.raises(lf.SignatureMismatchError, match="num_perm=128 vs 64"):
+        lf.candidates(left, [lf.Field("sig", threshold=0.5)], other=right)
+    with pytest.raises(lf.ConfigError, match="signature column in one table"):
+        lf.candidates(
+            left, [lf.Field("sig", threshold=0.5)], other=right.assign(sig="x")
+        )
+
+
+def test_explicit_banding(customers):
+    with pytest.raises(lf.ConfigError, match="'bands' and 'rows' together"):
+        lf.Field("surname", bands=4)
+    with pytest.raises(lf.ConfigError, match="200 signature values"):
+        lf.candidates(customers, [lf.Field("surname", bands=40, rows=5)])
+    context = blocking.resolve(customers, [lf.Field("surname", bands=20, rows=6)])
+    assert (context.keys[0].plan.bands, context.keys[0].plan.rows) == (20, 6)
