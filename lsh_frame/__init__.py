@@ -9,7 +9,7 @@ from __future__ import annotations
 from lsh_frame import accessor as _accessor  # noqa: F401  (registers df.lsh)
 from lsh_frame import datasets
 from lsh_frame._arrow import MinHashSignature, MinHashType
-from lsh_frame.blocking import Field, candidates
+from lsh_frame.blocking import BlockingReport, Field, blocking_report, candidates
 from lsh_frame.config import MinHashConfig, ShingleConfig
 from lsh_frame.errors import (
     ColumnError,
@@ -27,6 +27,7 @@ from lsh_frame.shingle import normalize, shingles
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "BlockingReport",
     "ColumnError",
     "ColumnTypeError",
     "ConfigError",
@@ -41,6 +42,7 @@ __all__ = [
     "SignatureMismatchError",
     "TooManyPairsError",
     "__version__",
+    "blocking_report",
     "candidates",
     "datasets",
     "estimate_jaccard",

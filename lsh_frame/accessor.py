@@ -75,3 +75,10 @@ class LshAccessor:
         0     0      1
         """
         return _blocking.candidates(self._frame, fields, **options)
+
+    def blocking_report(self, fields: Any, /, **options: Any) -> Any:
+        """Report what each blocking key costs and finds, without building pairs.
+
+        See :func:`lsh_frame.blocking_report`; ``print()`` the result.
+        """
+        return _blocking.blocking_report(self._frame, fields, **options)

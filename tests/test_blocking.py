@@ -257,3 +257,56 @@ def test_explicit_banding(customers):
         lf.candidates(customers, [lf.Field("surname", bands=40, rows=5)])
     context = blocking.resolve(customers, [lf.Field("surname", bands=20, rows=6)])
     assert (context.keys[0].plan.bands, context.keys[0].plan.rows) == (20, 6)
+
+
+def test_report_counts_without_building_pairs(customers):
+    fields = [lf.Field("phone", blocking="exact"), lf.Field("surname", threshold=0.7)]
+    truth = lf.datasets.true_pairs(customers["entity_id"])
+    report = customers.lsh.blocking_report(fields, true_pairs=truth)
+    table = report.table.set_index("key")
+    phone = table.loc["phone"]
+    assert phone["records_keyed"] + phone["records_without_key"] == len(customers)
+    assert phone["records_without_key"] == customers["phone"].isna().sum()
+    exact_pairs = lf.candidates(customers, [fields[0]])
+    assert phone["pairs"] == len(exact_pairs)  # exact keys: the count is exact
+    lsh_pairs = lf.candidates(customers, [fields[1]])
+    assert table.loc["surname", "pairs"] >= len(lsh_pairs)  # bands: an upper bound
+    assert table["cumulative_pairs"].tolist() == table["pairs"].cumsum().tolist()
+    # Completeness agrees with the pairs the keys actually build.
+    built = pair_set(lf.candidates(customers, fields))
+    true_set = set(zip(truth["left"], truth["right"], strict=True))
+    assert table["cumulative_completeness"].iloc[-1] == pytest.approx(
+        len(built & true_set) / len(true_set)
+    )
+    assert table.loc["phone", "pairs_completeness"] == pytest.approx(
+        len(pair_set(exact_pairs) & true_set) / len(true_set)
+    )
+    assert "Largest buckets" in str(report) and "phone" in report._repr_html_()
+
+
+def test_report_shows_dropped_buckets_and_link():
+    left = pd.DataFrame({"x": ["same"] * 8 + ["a"]}, index=[f"l{i}" for i in range(9)])
+    right = pd.DataFrame({"x": ["same", "a", "b"]}, index=["r0", "r1", "r2"])
+    report = lf.blocking_report(
+        left,
+        [lf.Field("x", blocking="exact")],
+        other=right,
+        max_bucket=5,
+        true_pairs=pd.DataFrame({"left": ["l8"], "right": ["r1"]}),
+    )
+    row = report.table.iloc[0]
+    assert (row["dropped_buckets"], row["pairs"], row["pairs_completeness"]) == (
+        1,
+        1,
+        1.0,
+    )
+    assert report.largest_buckets["x"][0] == (9, "same")
+    with pytest.raises(lf.ColumnError, match="not in the frames"):
+        lf.blocking_report(
+            left,
+            ["x"],
+            other=right,
+            true_pairs=pd.DataFrame({"left": ["zz"], "right": ["r1"]}),
+        )
+    with pytest.raises(lf.ConfigTypeError, match="'true_pairs'"):
+        lf.blocking_report(left, ["x"], other=right, true_pairs=[("l8", "r1")])
