@@ -19,6 +19,8 @@ def test_demo_reports_separation_of_duplicates():
         re.findall(r"(true duplicate pairs|unrelated pairs)\s+mean (\d\.\d\d)", text)
     )
     assert float(means["true duplicate pairs"]) > 0.5 > float(means["unrelated pairs"])
+    share = float(re.search(r"([\d.]+)% of the true pairs found", text).group(1))
+    assert share > 95
 
 
 def test_demo_with_one_row_has_no_pairs():
