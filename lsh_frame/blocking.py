@@ -47,6 +47,8 @@ __all__ = ["BlockingReport", "Field", "blocking_report", "candidates"]
 
 BlockingKind = Literal["lsh", "exact"]
 
+#: Bits of a coded pair that hold the index of the key that found it.
+_KEY_BITS = 6
 #: Pairs of random records sampled to see how similar unrelated records are.
 _SIMILARITY_SAMPLE = 20_000
 #: A column is an identifier when 99% of its values are shared by at most this
@@ -424,7 +426,9 @@ def _exact_profile(
     values, counts = [], []
     for table in sides:
         keys, valid, _ = _exact_keys(table, spec, owner=owner)
-        side_values, side_counts = np.unique(keys[valid, 0], return_counts=True)
+        side_values, side_counts = pair_kernels.sorted_unique(
+            keys[valid, 0], return_counts=True
+        )
         values.append(side_values)
         counts.append(side_counts)
     if right is None:
@@ -444,7 +448,7 @@ def _exact_profile(
     )
     return ExactProfile(
         keyed=int(sum(side.sum() for side in counts)),
-        distinct=int(np.unique(np.concatenate(values)).size),
+        distinct=int(pair_kernels.sorted_unique(np.concatenate(values)).size),
         pairs=pairs,
         typical_bucket=typical,
     )
@@ -647,6 +651,11 @@ def resolve(
             chosen = plan(field_threshold, num_perm=field_perm, recall=field_recall)
             decisions.append(f"{spec.label}: lsh key, {chosen}")
         keys.append(BlockingKey(spec, "lsh", chosen))
+    if len(keys) > 1 << _KEY_BITS:
+        raise ConfigError(
+            f"{owner} got {len(keys)} blocking keys; at most {1 << _KEY_BITS} are "
+            "supported. Combine columns into fewer fields."
+        )
     if not keys:
         raise ConfigError(
             f"None of the fields given to {owner} makes a blocking key (all have "
@@ -684,27 +693,32 @@ def resolve(
 
 
 def key_buckets(context: BlockingContext, index: int) -> pair_kernels.Buckets:
-    """All buckets of one key (before the size cap)."""
+    """All buckets of one key (before the size cap).
+
+    Each band is grouped on its own: the band index is part of every band key,
+    so no bucket spans two bands, and sorting one band at a time stays in cache.
+    """
     left = context.left[index]
-    width = left.keys.shape[1]
-    left_rows = np.flatnonzero(left.valid)
-    keys = [left.keys[left_rows].ravel()]
-    positions = [np.repeat(left_rows, width)]
-    sides = None
-    if context.right is not None:
-        right = context.right[index]
-        right_rows = np.flatnonzero(right.valid)
-        keys.append(right.keys[right_rows].ravel())
-        positions.append(np.repeat(right_rows, width))
-        sides = np.concatenate(
-            [
-                np.zeros(left_rows.size * width, bool),
-                np.ones(right_rows.size * width, bool),
-            ]
-        )
-    return pair_kernels.group(
-        np.concatenate(keys), np.concatenate(positions).astype(np.int64), sides
+    right = context.right[index] if context.right is not None else None
+    left_rows = np.flatnonzero(left.valid).astype(np.int64)
+    right_rows = (
+        np.flatnonzero(right.valid).astype(np.int64) if right is not None else None
     )
+    sides = (
+        np.concatenate([np.zeros(left_rows.size, bool), np.ones(right_rows.size, bool)])
+        if right_rows is not None
+        else None
+    )
+    positions = (
+        np.concatenate([left_rows, right_rows]) if right_rows is not None else left_rows
+    )
+    parts = []
+    for band in range(left.keys.shape[1]):
+        keys = left.keys[left_rows, band]
+        if right is not None:
+            keys = np.concatenate([keys, right.keys[right_rows, band]])
+        parts.append(pair_kernels.group(keys, positions, sides))
+    return pair_kernels.concatenate(parts)
 
 
 def _cap(
@@ -848,27 +862,30 @@ def pairs_from_context(
             "Raise the threshold, block on more specific fields, lower max_bucket, "
             "or raise max_pairs if the memory allows (about 24 bytes per pair)."
         )
-    n_right = (
-        len(context.right_index)
-        if context.right_index is not None
-        else len(context.left_index)
+    n_right = len(
+        context.right_index if context.right_index is not None else context.left_index
     )
-    encoded_parts, bit_parts = [], []
+    # Each pair is coded as left * n_right + right, shifted by _KEY_BITS to carry
+    # the index of the key that found it: one value sort then brings a pair's
+    # keys together (value sorts are much faster than argsorts).
+    coded_parts = []
     for index, buckets in enumerate(kept):
         left, right = pair_kernels.emit_pairs(buckets)
-        encoded = np.unique(left * np.int64(n_right) + right)
-        encoded_parts.append(encoded)
-        bit_parts.append(np.full(encoded.size, np.uint64(1) << np.uint64(index)))
-    encoded = np.concatenate(encoded_parts) if encoded_parts else np.empty(0, np.int64)
-    bits = np.concatenate(bit_parts) if bit_parts else np.empty(0, np.uint64)
-    order = np.argsort(encoded, kind="stable")
-    encoded, bits = encoded[order], bits[order]
-    first = np.ones(encoded.size, dtype=bool)
-    first[1:] = encoded[1:] != encoded[:-1]
+        code = pair_kernels.sorted_unique(left * np.int64(n_right) + right)
+        coded_parts.append((code << np.int64(_KEY_BITS)) | np.int64(index))
+    if len(coded_parts) == 1:
+        coded = coded_parts[0]  # already sorted and distinct
+    elif coded_parts:
+        coded = np.sort(np.concatenate(coded_parts))
+    else:
+        coded = np.empty(0, np.int64)
+    codes = coded >> np.int64(_KEY_BITS)
+    bits = np.left_shift(np.uint64(1), (coded & np.int64(63)).astype(np.uint64))
+    first = np.ones(codes.size, dtype=bool)
+    first[1:] = codes[1:] != codes[:-1]
     starts = np.flatnonzero(first)
     masks = np.bitwise_or.reduceat(bits, starts) if starts.size else bits[:0]
-    encoded = encoded[starts]
-    left_positions, right_positions = np.divmod(encoded, np.int64(n_right))
+    left_positions, right_positions = np.divmod(codes[starts], np.int64(n_right))
     right_index = (
         context.right_index if context.right_index is not None else context.left_index
     )
@@ -882,15 +899,24 @@ def pairs_from_context(
 
 
 def _found_by(masks: npt.NDArray[np.uint64], labels: list[str]) -> pd.Categorical:
-    # "found_by" rather than a bitmask column: readable, compact, and it keeps
-    # working when pairs are written to Parquet or concatenated.
-    """Categorical naming the keys of each pair, e.g. ``"record|dob"``."""
-    unique, codes = np.unique(masks, return_inverse=True)
+    """Categorical naming the keys of each pair, e.g. ``"record|dob"``.
+
+    A categorical rather than a bitmask column: readable, compact, and it keeps
+    working when pairs are written to Parquet or concatenated.
+    """
+    if len(labels) <= 16:
+        present = np.flatnonzero(np.bincount(masks.astype(np.int64), minlength=1))
+        code_of = np.full(1 << len(labels), -1, dtype=np.int32)
+        code_of[present] = np.arange(present.size, dtype=np.int32)
+        unique, codes = present.astype(np.uint64), code_of[masks.astype(np.int64)]
+    else:
+        unique = pair_kernels.sorted_unique(masks)
+        codes = np.searchsorted(unique, masks).astype(np.int32)
     names = [
         "|".join(label for bit, label in enumerate(labels) if int(mask) >> bit & 1)
         for mask in unique
     ]
-    return pd.Categorical.from_codes(codes.astype(np.int32), categories=names)  # type: ignore[call-overload]
+    return pd.Categorical.from_codes(codes, categories=names)  # type: ignore[call-overload]
 
 
 # ----------------------------------------------------------------------------

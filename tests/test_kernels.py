@@ -189,3 +189,56 @@ def test_more_permutations_than_a_tile_holds():
         minhash.fold32(values), offsets, minhash.affine32_permute(a, b), out
     )
     assert out[1].tolist() == reference.minhash_affine32([4], a.tolist(), b.tolist())
+
+
+bucket_keys = st.lists(st.integers(0, 5), max_size=40)
+
+
+@given(keys=bucket_keys)
+def test_dedupe_pairs_from_buckets_match_brute_force(keys):
+    from lsh_frame._kernels import pairs
+
+    values = np.array(keys, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    buckets = pairs.group(values, np.arange(len(keys), dtype=np.int64))
+    left, right = pairs.emit_pairs(buckets)
+    expected = sorted(
+        (i, j)
+        for i in range(len(keys))
+        for j in range(i + 1, len(keys))
+        if keys[i] == keys[j]
+    )
+    assert sorted(zip(left.tolist(), right.tolist(), strict=True)) == expected
+    assert int(buckets.pair_counts().sum()) == len(expected)  # counted before built
+
+
+@given(left_keys=bucket_keys, right_keys=bucket_keys)
+def test_link_pairs_from_buckets_match_brute_force(left_keys, right_keys):
+    from lsh_frame._kernels import pairs
+
+    hashed = lambda ks: np.array(ks, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)  # noqa: E731
+    values = np.concatenate([hashed(left_keys), hashed(right_keys)])
+    positions = np.concatenate([np.arange(len(left_keys)), np.arange(len(right_keys))])
+    sides = np.concatenate(
+        [np.zeros(len(left_keys), bool), np.ones(len(right_keys), bool)]
+    )
+    buckets = pairs.group(values, positions.astype(np.int64), sides)
+    left, right = pairs.emit_pairs(buckets)
+    expected = sorted(
+        (i, j)
+        for i in range(len(left_keys))
+        for j in range(len(right_keys))
+        if left_keys[i] == right_keys[j]
+    )
+    assert sorted(zip(left.tolist(), right.tolist(), strict=True)) == expected
+    assert int(buckets.pair_counts().sum()) == len(expected)
+
+
+@given(st.lists(st.integers(0, 50), max_size=200))
+def test_sorted_unique_matches_numpy(values):
+    from lsh_frame._kernels import pairs
+
+    array = np.array(values, dtype=np.int64)
+    distinct, counts = pairs.sorted_unique(array, return_counts=True)
+    expected, expected_counts = np.unique(array, return_counts=True)
+    np.testing.assert_array_equal(distinct, expected)
+    np.testing.assert_array_equal(counts, expected_counts)
