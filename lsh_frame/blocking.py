@@ -47,6 +47,8 @@ __all__ = ["BlockingReport", "Field", "blocking_report", "candidates"]
 
 BlockingKind = Literal["lsh", "exact"]
 
+#: Pairs emitted at a time: bounds the temporary arrays of pair generation.
+_EMIT_PAIRS = 4_000_000
 #: Bits of a coded pair that hold the index of the key that found it.
 _KEY_BITS = 6
 #: Pairs of random records sampled to see how similar unrelated records are.
@@ -870,8 +872,17 @@ def pairs_from_context(
     # keys together (value sorts are much faster than argsorts).
     coded_parts = []
     for index, buckets in enumerate(kept):
-        left, right = pair_kernels.emit_pairs(buckets)
-        code = pair_kernels.sorted_unique(left * np.int64(n_right) + right)
+        # Emit in slices so the temporaries stay small; only the 8-byte codes of
+        # the pairs accumulate.
+        slices = []
+        for chunk in buckets.chunks(_EMIT_PAIRS):
+            left, right = pair_kernels.emit_pairs(chunk)
+            slices.append(pair_kernels.sorted_unique(left * np.int64(n_right) + right))
+        code = (
+            pair_kernels.sorted_unique(np.concatenate(slices))
+            if len(slices) > 1
+            else slices[0]
+        )
         coded_parts.append((code << np.int64(_KEY_BITS)) | np.int64(index))
     if len(coded_parts) == 1:
         coded = coded_parts[0]  # already sorted and distinct

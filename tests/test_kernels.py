@@ -242,3 +242,25 @@ def test_sorted_unique_matches_numpy(values):
     expected, expected_counts = np.unique(array, return_counts=True)
     np.testing.assert_array_equal(distinct, expected)
     np.testing.assert_array_equal(counts, expected_counts)
+
+
+@given(keys=st.lists(st.integers(0, 8), max_size=120), limit=st.integers(1, 50))
+def test_chunked_emission_gives_the_same_pairs(keys, limit):
+    from lsh_frame._kernels import pairs
+
+    values = np.array(keys, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    buckets = pairs.group(values, np.arange(len(keys), dtype=np.int64))
+    whole = sorted(
+        zip(*[side.tolist() for side in pairs.emit_pairs(buckets)], strict=True)
+    )
+    parts = buckets.chunks(limit)
+    chunked = sorted(
+        pair
+        for part in parts
+        for pair in zip(
+            *[side.tolist() for side in pairs.emit_pairs(part)], strict=True
+        )
+    )
+    assert chunked == whole
+    largest = int(buckets.pair_counts().max()) if buckets.sizes.size else 0
+    assert all(int(part.pair_counts().sum()) <= max(limit, largest) for part in parts)

@@ -37,8 +37,26 @@ class Buckets:
             return self.sizes * (self.sizes - 1) // 2
         return self.left_sizes * (self.sizes - self.left_sizes)
 
-    def select(self, keep: npt.NDArray[np.bool_]) -> Buckets:
-        """Buckets where ``keep`` is true."""
+    def chunks(self, max_pairs: int) -> list[Buckets]:
+        """Split into runs of whole buckets yielding at most ``max_pairs`` each.
+
+        A bucket is never split, so a chunk exceeds ``max_pairs`` only when one
+        bucket alone does. The loop runs once per chunk, not per bucket.
+        """
+        counts = np.cumsum(self.pair_counts())
+        if counts.size == 0 or counts[-1] <= max_pairs:
+            return [self]
+        result, start = [], 0
+        while start < counts.size:
+            done = counts[start - 1] if start else 0
+            stop = int(np.searchsorted(counts, done + max_pairs, side="right"))
+            stop = max(stop, start + 1)
+            result.append(self.select(np.arange(start, stop)))
+            start = stop
+        return result
+
+    def select(self, keep: npt.NDArray[Any]) -> Buckets:
+        """Buckets picked by a boolean mask or an index array."""
         return Buckets(
             self.members,
             self.keys[keep],
