@@ -422,12 +422,16 @@ class ExactProfile:
 
 def _exact_profile(
     left: pd.DataFrame, right: pd.DataFrame | None, spec: Field, owner: str
-) -> ExactProfile:
-    """Profile an exact key: records keyed, distinct values, pairs, bucket sizes."""
+) -> tuple[ExactProfile, list[SideKeys]]:
+    """Profile an exact key (records keyed, distinct values, pairs, bucket sizes).
+
+    Also returns each side's keys, so a key that is kept need not be rebuilt.
+    """
     sides = [left] if right is None else [left, right]
-    values, counts = [], []
+    values, counts, side_keys = [], [], []
     for table in sides:
-        keys, valid, _ = _exact_keys(table, spec, owner=owner)
+        keys, valid, text = _exact_keys(table, spec, owner=owner)
+        side_keys.append(SideKeys(keys=keys, valid=valid, values=text))
         side_values, side_counts = pair_kernels.sorted_unique(
             keys[valid, 0], return_counts=True
         )
@@ -448,12 +452,13 @@ def _exact_profile(
         ),
         default=0.0,
     )
-    return ExactProfile(
+    profile = ExactProfile(
         keyed=int(sum(side.sum() for side in counts)),
         distinct=int(pair_kernels.sorted_unique(np.concatenate(values)).size),
         pairs=pairs,
         typical_bucket=typical,
     )
+    return profile, side_keys
 
 
 def _random_pair_similarity(
@@ -551,11 +556,12 @@ def resolve(
     decisions: list[str] = []
     keys: list[BlockingKey] = []
     signatures: dict[str, tuple[Any, Any]] = {}
+    exact_keys: dict[str, list[SideKeys]] = {}
 
     if plain:
         columns = [column for spec in specs for column in spec.columns]
         for column in columns:
-            profile = _exact_profile(
+            profile, profiled_keys = _exact_profile(
                 frame, other, Field(column, blocking="exact"), owner
             )
             facts = (
@@ -567,6 +573,7 @@ def resolve(
                 keys.append(
                     BlockingKey(Field(column, blocking="exact"), "exact", reason=facts)
                 )
+                exact_keys[keys[-1].label] = profiled_keys
                 decisions.append(f"{column}: exact key, identifies records ({facts})")
             else:
                 decisions.append(
@@ -667,6 +674,9 @@ def resolve(
     def side(table: pd.DataFrame, which: int) -> list[SideKeys]:
         result = []
         for key in keys:
+            if key.label in exact_keys:
+                result.append(exact_keys[key.label][which])
+                continue
             known = signatures.get(key.label)
             result.append(
                 _side_keys(
@@ -740,7 +750,13 @@ def _bucket_sample(
     samples = []
     for bucket in order:
         member = int(buckets.members[buckets.starts[bucket]])
-        samples.append((int(buckets.sizes[bucket]), str(values[member].as_py())))
+        value = values[member].as_py()
+        samples.append(
+            (
+                int(buckets.sizes[bucket]),
+                "(signatures only)" if value is None else value,
+            )
+        )
     return samples
 
 
