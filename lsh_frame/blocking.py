@@ -30,7 +30,6 @@ import xxhash
 from lsh_frame._arrow import MinHashType, check_compatible, signature_matrix
 from lsh_frame._kernels import hashing
 from lsh_frame._kernels import keys as key_kernels
-from lsh_frame._kernels import minhash as minhash_kernels
 from lsh_frame._kernels import pairs as pair_kernels
 from lsh_frame._validation import check_columns, check_int
 from lsh_frame.config import MinHashConfig, ShingleConfig, ShingleKind
@@ -41,7 +40,8 @@ from lsh_frame.errors import (
     TooManyPairsError,
 )
 from lsh_frame.lsh import LshPlan, plan
-from lsh_frame.shingle import TokenSets, normalize, text_array, tokenize
+from lsh_frame.minhash import sign_array
+from lsh_frame.shingle import normalize, normalized_codepoints, text_array
 
 __all__ = ["BlockingReport", "Field", "blocking_report", "candidates"]
 
@@ -218,13 +218,14 @@ class SideKeys:
     """Keys of one table for one blocking key.
 
     ``keys[i]`` holds record ``i``'s keys (one per band, or one); records with
-    ``valid[i]`` false have no key. ``values`` keeps the normalised text, for
-    showing samples of buckets.
+    ``valid[i]`` false have no key. ``frame`` and ``field`` are kept (not
+    copied) to show the text of a few bucket members on request.
     """
 
     keys: npt.NDArray[np.uint64]
     valid: npt.NDArray[np.bool_]
-    values: pa.Array
+    frame: pd.DataFrame
+    field: Field
 
 
 @dataclass
@@ -253,29 +254,6 @@ def _salt(column: Hashable) -> int:
     return xxhash.xxh64_intdigest(repr(column).encode("utf-8"))
 
 
-def _field_tokens(frame: pd.DataFrame, spec: Field, *, owner: str) -> TokenSets:
-    """Pool the shingles of a field's columns into one token set per record."""
-    config = spec.shingle_config
-    parts = [
-        tokenize(
-            text_array(frame[column], owner=owner),
-            config,
-            salt=_salt(column) if spec.tag_columns else 0,
-        )
-        for column in spec.columns
-    ]
-    if len(parts) == 1:
-        return parts[0]
-    n = len(frame)
-    records = np.concatenate([np.repeat(np.arange(n), part.counts) for part in parts])
-    hashes = np.concatenate([part.hashes for part in parts])
-    order = np.argsort(records, kind="stable")
-    counts = np.bincount(records, minlength=n)
-    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    valid = np.logical_or.reduce([part.valid for part in parts])
-    return TokenSets(hashes=hashes[order], offsets=offsets, valid=valid)
-
-
 def _stored_config(frame: pd.DataFrame, spec: Field) -> MinHashConfig | None:
     """Return the configuration of a field naming one signature column, or None."""
     if len(spec.columns) != 1:
@@ -287,26 +265,37 @@ def _stored_config(frame: pd.DataFrame, spec: Field) -> MinHashConfig | None:
 def field_signatures(
     frame: pd.DataFrame, spec: Field, *, num_perm: int, seed: int, owner: str
 ) -> tuple[npt.NDArray, npt.NDArray[np.bool_]]:
-    """MinHash signatures of a field: stored ones, or affine32 of its tokens."""
+    """MinHash signatures of a field: stored ones, or computed from its text.
+
+    The signature of a field over several columns is the element-wise minimum
+    of the columns' signatures, which is exactly the MinHash of the pooled
+    token set; each column is signed in chunks on all cores.
+    """
     if _stored_config(frame, spec) is not None:
         return signature_matrix(frame[spec.columns[0]])
-    tokens = _field_tokens(frame, spec, owner=owner)
-    matrix = np.zeros((len(frame), num_perm), dtype=np.uint32)
-    permute = minhash_kernels.affine32_permute(
-        *minhash_kernels.affine32_parameters(seed, num_perm)
-    )
-    minhash_kernels.minhash(
-        minhash_kernels.fold32(tokens.hashes), tokens.offsets, permute, matrix
-    )
-    return matrix, tokens.counts > 0
+    config = MinHashConfig(num_perm=num_perm, seed=seed, shingle=spec.shingle_config)
+    combined: npt.NDArray | None = None
+    any_valid = np.zeros(len(frame), dtype=bool)
+    for column in spec.columns:
+        matrix, valid = sign_array(
+            text_array(frame[column], owner=owner),
+            config,
+            salt=_salt(column) if spec.tag_columns else 0,
+        )
+        # Rows without tokens must not pull the minimum down to zero.
+        matrix[~valid] = np.iinfo(matrix.dtype).max
+        combined = (
+            matrix if combined is None else np.minimum(combined, matrix, out=combined)
+        )
+        any_valid |= valid
+    assert combined is not None
+    combined[~any_valid] = 0
+    return combined, any_valid
 
 
 def _field_text(frame: pd.DataFrame, spec: Field, *, owner: str) -> pa.Array:
-    """Normalised text of a field (columns joined by a space), nulls kept."""
-    config = spec.shingle_config
-    arrays = [
-        normalize(text_array(frame[c], owner=owner), config) for c in spec.columns
-    ]
+    """Return a field's raw text, its columns joined by a space, nulls kept."""
+    arrays = [text_array(frame[column], owner=owner) for column in spec.columns]
     if len(arrays) == 1:
         return arrays[0]
     separator = pa.scalar(" ", pa.large_string())
@@ -315,18 +304,26 @@ def _field_text(frame: pd.DataFrame, spec: Field, *, owner: str) -> pa.Array:
 
 def _exact_keys(
     frame: pd.DataFrame, spec: Field, *, owner: str
-) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_], pa.Array]:
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]:
     """One 64-bit key per normalised value; missing or blank values get none."""
-    from lsh_frame._kernels.text import collapse_whitespace
-    from lsh_frame.shingle import _codepoints  # the module's private decoder
-
-    values = _field_text(frame, spec, owner=owner)
-    codepoints, offsets = _codepoints(values)
-    codepoints, offsets = collapse_whitespace(codepoints, offsets)
+    points, offsets = normalized_codepoints(
+        _field_text(frame, spec, owner=owner), spec.shingle_config
+    )
     starts, ends = offsets[:-1], offsets[1:]
-    keys = hashing.word_hashes(codepoints, starts, ends) ^ np.uint64(_salt(spec.label))
-    valid = ends > starts
-    return keys[:, None], valid, values
+    keys = hashing.word_hashes(points, starts, ends) ^ np.uint64(_salt(spec.label))
+    return keys[:, None], ends > starts
+
+
+def _sample_text(side: SideKeys, position: int) -> str:
+    """Return the normalised text of one record of a field, to show buckets."""
+    if _stored_config(side.frame, side.field) is not None:
+        return "(signatures only)"
+    row = side.frame.iloc[[position]]
+    text = normalize(
+        _field_text(row, side.field, owner="report"), side.field.shingle_config
+    )
+    value = text[0].as_py()
+    return "" if value is None else value
 
 
 def _side_keys(
@@ -336,11 +333,11 @@ def _side_keys(
     num_perm: int,
     seed: int,
     owner: str,
-    signatures: tuple[npt.NDArray[np.uint32], npt.NDArray[np.bool_]] | None = None,
+    signatures: tuple[npt.NDArray, npt.NDArray[np.bool_]] | None = None,
 ) -> SideKeys:
     if key.kind == "exact":
-        keys, valid, values = _exact_keys(frame, key.field, owner=owner)
-        return SideKeys(keys=keys, valid=valid, values=values)
+        keys, valid = _exact_keys(frame, key.field, owner=owner)
+        return SideKeys(keys=keys, valid=valid, frame=frame, field=key.field)
     assert key.plan is not None
     if signatures is None:
         signatures = field_signatures(
@@ -350,14 +347,7 @@ def _side_keys(
     keys = key_kernels.band_keys(
         matrix, key.plan.bands, key.plan.rows, salt=_salt(key.label)
     )
-    if _stored_config(frame, key.field) is not None:
-        # Signatures have no text to show in bucket samples.
-        return SideKeys(
-            keys=keys, valid=valid, values=pa.nulls(len(frame), pa.string())
-        )
-    return SideKeys(
-        keys=keys, valid=valid, values=_field_text(frame, key.field, owner=owner)
-    )
+    return SideKeys(keys=keys, valid=valid, frame=frame, field=key.field)
 
 
 # ----------------------------------------------------------------------------
@@ -430,8 +420,8 @@ def _exact_profile(
     sides = [left] if right is None else [left, right]
     values, counts, side_keys = [], [], []
     for table in sides:
-        keys, valid, text = _exact_keys(table, spec, owner=owner)
-        side_keys.append(SideKeys(keys=keys, valid=valid, values=text))
+        keys, valid = _exact_keys(table, spec, owner=owner)
+        side_keys.append(SideKeys(keys=keys, valid=valid, frame=table, field=spec))
         side_values, side_counts = pair_kernels.sorted_unique(
             keys[valid, 0], return_counts=True
         )
@@ -746,17 +736,13 @@ def _bucket_sample(
 ) -> list[tuple[int, str]]:
     """(size, example value) of the largest buckets."""
     order = np.argsort(-buckets.sizes, kind="stable")[:count]
-    values = context.left[index].values
     samples = []
     for bucket in order:
-        member = int(buckets.members[buckets.starts[bucket]])
-        value = values[member].as_py()
-        samples.append(
-            (
-                int(buckets.sizes[bucket]),
-                "(signatures only)" if value is None else value,
-            )
-        )
+        start = int(buckets.starts[bucket])
+        member = int(buckets.members[start])
+        # In a link bucket the first member is from the left table.
+        side = context.left[index]
+        samples.append((int(buckets.sizes[bucket]), _sample_text(side, member)))
     return samples
 
 

@@ -20,7 +20,15 @@ from lsh_frame._kernels import hashing, text
 from lsh_frame.config import ShingleConfig
 from lsh_frame.errors import ColumnTypeError
 
-__all__ = ["TokenSets", "normalize", "shingles", "text_array", "tokenize"]
+__all__ = [
+    "TokenSets",
+    "codepoints",
+    "normalize",
+    "normalized_codepoints",
+    "shingles",
+    "text_array",
+    "tokenize",
+]
 
 # Python's str.isspace() set, as an RE2 class, so collapsing agrees with split().
 _WHITESPACE_RUN = r"[\t\n\x{0B}\f\r\x{1C}-\x{1F}\x{85}\p{Z}]+"
@@ -119,7 +127,7 @@ def normalize(
     return array
 
 
-def _codepoints(
+def codepoints(
     array: pa.Array,
 ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
     """Code points and offsets of a ``large_string`` array (nulls as empty)."""
@@ -135,12 +143,26 @@ def _codepoints(
     return text.utf8_to_codepoints(data, offsets)
 
 
+def normalized_codepoints(
+    array: pa.Array, config: ShingleConfig
+) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+    """Normalise a ``large_string`` array and decode it to code points and offsets.
+
+    Whitespace is collapsed on the code points (faster than a regular
+    expression, and the same result as :func:`normalize`).
+    """
+    points, offsets = codepoints(normalize(array, config, whitespace=False))
+    if config.collapse_whitespace:
+        points, offsets = text.collapse_whitespace(points, offsets)
+    return points, offsets
+
+
 def _stopword_hashes(config: ShingleConfig) -> npt.NDArray[np.uint64]:
-    words = normalize(pa.array(config.resolved_stopwords, pa.large_string()), config)
-    codepoints, offsets = _codepoints(words)
+    words = pa.array(config.resolved_stopwords, pa.large_string())
+    points, offsets = normalized_codepoints(words, config)
     starts, ends = offsets[:-1], offsets[1:]
     keep = ends > starts
-    return np.unique(hashing.word_hashes(codepoints, starts[keep], ends[keep]))
+    return np.unique(hashing.word_hashes(points, starts[keep], ends[keep]))
 
 
 def tokenize(array: pa.Array, config: ShingleConfig, *, salt: int = 0) -> TokenSets:
@@ -150,19 +172,15 @@ def tokenize(array: pa.Array, config: ShingleConfig, *, salt: int = 0) -> TokenS
     record-level field hashes differently.
     """
     valid = ~np.asarray(array.is_null().to_numpy(zero_copy_only=False), dtype=bool)
-    codepoints, offsets = _codepoints(normalize(array, config, whitespace=False))
-    if config.collapse_whitespace:
-        codepoints, offsets = text.collapse_whitespace(codepoints, offsets)
+    points, offsets = normalized_codepoints(array, config)
     assert config.k is not None
     tag = hashing.token_tag(config.kind, config.k, salt)
     if config.kind == "char":
-        hashes, token_offsets = hashing.char_shingles(
-            codepoints, offsets, config.k, tag
-        )
+        hashes, token_offsets = hashing.char_shingles(points, offsets, config.k, tag)
     else:
         stopwords = _stopword_hashes(config) if config.kind == "stopword" else None
         hashes, token_offsets = hashing.word_shingles(
-            codepoints, offsets, config.k, tag, stopwords
+            points, offsets, config.k, tag, stopwords
         )
     return TokenSets(hashes=hashes, offsets=token_offsets, valid=valid)
 
