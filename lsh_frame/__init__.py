@@ -20,7 +20,7 @@ from lsh_frame.errors import (
     SignatureMismatchError,
     TooManyPairsError,
 )
-from lsh_frame.lsh import LshPlan, plan
+from lsh_frame.lsh import LshPlan, plan, plan_for_budget
 from lsh_frame.minhash import estimate_jaccard, minhash
 from lsh_frame.shingle import normalize, shingles
 
@@ -49,5 +49,6 @@ __all__ = [
     "minhash",
     "normalize",
     "plan",
+    "plan_for_budget",
     "shingles",
 ]

@@ -39,7 +39,7 @@ from lsh_frame.errors import (
     ConfigTypeError,
     TooManyPairsError,
 )
-from lsh_frame.lsh import LshPlan, plan
+from lsh_frame.lsh import LshPlan, plan, plan_for_budget
 from lsh_frame.minhash import sign_array
 from lsh_frame.shingle import normalize, normalized_codepoints, text_array
 
@@ -58,8 +58,6 @@ _SIMILARITY_SAMPLE = 20_000
 IDENTIFIER_BUCKET = 10
 #: ... and when an exact key on it yields at most this many pairs per record.
 IDENTIFIER_PAIRS_PER_RECORD = 2
-#: Thresholds the record-level key may choose from.
-_THRESHOLDS = np.round(np.arange(0.30, 0.951, 0.05), 2)
 
 
 @dataclass(frozen=True)
@@ -468,37 +466,6 @@ def _random_pair_similarity(
     return (left[first] == other[second]).mean(axis=1)
 
 
-def _choose_record_plan(
-    similarity: npt.NDArray[np.float64],
-    *,
-    total_pairs: int,
-    budget: float,
-    num_perm: int,
-    recall: float,
-) -> tuple[LshPlan, float]:
-    """Lowest threshold whose expected false positives fit the budget.
-
-    A false positive is a candidate less similar than the threshold. Sampled
-    pairs above it are left out of the count: with many duplicates, random
-    pairs include true matches, and those are the pairs the key should find.
-    """
-    chosen: tuple[LshPlan, float] | None = None
-    for threshold in _THRESHOLDS:
-        candidate_plan = plan(float(threshold), num_perm=num_perm, recall=recall)
-        below = similarity < threshold
-        share = (
-            float((candidate_plan(similarity) * below).mean())
-            if similarity.size
-            else 0.0
-        )
-        expected = total_pairs * share
-        chosen = (candidate_plan, expected)
-        if expected <= budget:
-            break
-    assert chosen is not None
-    return chosen
-
-
 def resolve(
     frame: pd.DataFrame,
     fields: Any,
@@ -633,13 +600,14 @@ def resolve(
                 else right_signatures[0][right_signatures[1]],
                 seed,
             )
-            chosen, expected = _choose_record_plan(
+            chosen = plan_for_budget(
                 similarity,
-                total_pairs=total_pairs,
+                pairs=total_pairs,
                 budget=n_records,
                 num_perm=field_perm,
                 recall=field_recall,
             )
+            expected = chosen.expected_false_positives or 0.0
             decisions.append(
                 f"{spec.label}: lsh key, threshold {chosen.threshold:g} chosen from "
                 f"the data ({chosen.bands} bands × {chosen.rows} rows, "

@@ -24,7 +24,7 @@ import pandas as pd
 from lsh_frame._validation import check_int
 from lsh_frame.errors import ConfigError, ConfigTypeError
 
-__all__ = ["LshPlan", "candidate_probability", "plan"]
+__all__ = ["LshPlan", "candidate_probability", "plan", "plan_for_budget"]
 
 _GRID = np.linspace(0.0, 1.0, 2001)
 
@@ -85,6 +85,9 @@ class LshPlan:
         Signature length available; the plan uses ``bands * rows`` of it.
     bands, rows : int
         The banding.
+    expected_false_positives : float, optional
+        Set by :func:`plan_for_budget`: candidate pairs less similar than the
+        threshold expected among all pairs.
     """
 
     threshold: float
@@ -92,6 +95,7 @@ class LshPlan:
     num_perm: int
     bands: int
     rows: int
+    expected_false_positives: float | None = None
     false_positive_mass: float = field(init=False)
     false_negative_mass: float = field(init=False)
 
@@ -212,3 +216,77 @@ def plan(
     return LshPlan(
         threshold=threshold, recall=recall, num_perm=num_perm, bands=bands, rows=rows
     )
+
+
+#: Thresholds :func:`plan_for_budget` tries, lowest first.
+BUDGET_THRESHOLDS = tuple(round(0.30 + 0.05 * step, 2) for step in range(14))
+
+
+def plan_for_budget(
+    similarities: npt.ArrayLike,
+    /,
+    *,
+    pairs: int,
+    budget: float,
+    num_perm: int = 128,
+    recall: float = 0.95,
+) -> LshPlan:
+    """Plan for the lowest threshold whose false positives fit a candidate budget.
+
+    Instead of a threshold, say how many unwanted candidates you accept. A false
+    positive is a candidate pair less similar than the plan's threshold; their
+    expected number is ``pairs`` times the mean of ``P(s) · [s < threshold]``
+    over a sample of pair similarities. Sampled pairs above the threshold are
+    not counted: with many duplicates a random sample holds true matches, and
+    those are the pairs blocking should find. Thresholds from 0.30 to 0.95 in
+    steps of 0.05 are tried, lowest first; each is planned with
+    :func:`plan` for ``recall``. When none fits, the plan for 0.95 is returned
+    and its ``expected_false_positives`` shows by how much it misses.
+
+    Parameters
+    ----------
+    similarities : array of float
+        Jaccard similarities of randomly sampled pairs (for example estimated
+        from signatures of random record pairs).
+    pairs : int
+        Number of pairs the candidates are drawn from (``n (n - 1) / 2`` to
+        deduplicate, ``n_left * n_right`` to link).
+    budget : float
+        Expected false positives allowed.
+    num_perm, recall
+        As for :func:`plan`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sample = np.random.default_rng(1).beta(1, 30, 10_000)  # mostly dissimilar
+    >>> chosen = plan_for_budget(sample, pairs=10**8, budget=10_000)
+    >>> chosen.threshold, chosen.expected_false_positives <= 10_000
+    (0.65, True)
+    """
+    similarity = np.asarray(similarities, dtype=np.float64).ravel()
+    pairs = check_int(pairs, "pairs", "plan_for_budget", minimum=0)
+    if isinstance(budget, bool) or not isinstance(budget, (int, float)) or budget < 0:
+        raise ConfigError(
+            "The 'budget' parameter of plan_for_budget must be a number >= 0. "
+            f"Got {budget!r} instead."
+        )
+    chosen: LshPlan | None = None
+    for threshold in BUDGET_THRESHOLDS:
+        candidate = plan(threshold, num_perm=num_perm, recall=recall)
+        below = similarity < threshold
+        share = (
+            float((candidate(similarity) * below).mean()) if similarity.size else 0.0
+        )
+        chosen = LshPlan(
+            threshold=candidate.threshold,
+            recall=recall,
+            num_perm=candidate.num_perm,
+            bands=candidate.bands,
+            rows=candidate.rows,
+            expected_false_positives=pairs * share,
+        )
+        if pairs * share <= budget:
+            break
+    assert chosen is not None
+    return chosen

@@ -112,3 +112,39 @@ def test_measured_candidate_rate_follows_the_s_curve(threshold):
             found.mean(),
             expected,
         )
+
+
+def test_plan_for_budget_picks_the_lowest_threshold_that_fits():
+    rng = np.random.default_rng(2)
+    sample = rng.beta(1, 25, 20_000)
+    chosen = lf.plan_for_budget(sample, pairs=10**8, budget=50_000)
+    assert chosen.expected_false_positives <= 50_000
+    assert chosen.recall_at_threshold >= 0.95
+    lower = round(chosen.threshold - 0.05, 2)
+    if lower >= 0.3:  # the next lower threshold must not have fitted
+        previous = lf.plan(lower)
+        expected = 10**8 * float((previous(sample) * (sample < lower)).mean())
+        assert expected > 50_000
+    # Pairs above the threshold are wanted, never counted as false positives.
+    with_matches = np.concatenate([sample, np.full(2_000, 0.9)])
+    same = lf.plan_for_budget(with_matches, pairs=10**8, budget=50_000)
+    assert same.threshold <= chosen.threshold + 0.05
+
+
+def test_plan_for_budget_when_nothing_fits_says_how_far_off():
+    # Every sampled pair lies below every threshold, and no false positive is allowed.
+    chosen = lf.plan_for_budget(np.full(100, 0.29), pairs=10**15, budget=0)
+    assert chosen.threshold == 0.95
+    assert chosen.expected_false_positives > 0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"pairs": -1, "budget": 1}, "'pairs'"),
+        ({"pairs": 10, "budget": -1}, "'budget'"),
+    ],
+)
+def test_plan_for_budget_bad_parameters(kwargs, message):
+    with pytest.raises(lf.ConfigError, match=message):
+        lf.plan_for_budget([0.1, 0.2], **kwargs)
