@@ -982,10 +982,46 @@ def _true_pair_positions(
     return left_positions.astype(np.int64), right_positions.astype(np.int64)
 
 
+def _bucket_counts(
+    context: BlockingContext, index: int
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64], npt.NDArray[np.int64] | None]:
+    """Keys and sizes of the buckets that yield pairs, from value sorts only.
+
+    Returns ``(keys, sizes, left_sizes)``; ``left_sizes`` only when linking.
+    No member lists are built, which is what makes the report cheap.
+    """
+    left = context.left[index]
+    right = context.right[index] if context.right is not None else None
+    keys, sizes, lefts = [], [], []
+    for band in range(left.keys.shape[1]):
+        left_keys, left_counts = pair_kernels.sorted_unique(
+            left.keys[left.valid, band], return_counts=True
+        )
+        if right is None:
+            shared = left_counts > 1
+            keys.append(left_keys[shared])
+            sizes.append(left_counts[shared])
+            continue
+        right_keys, right_counts = pair_kernels.sorted_unique(
+            right.keys[right.valid, band], return_counts=True
+        )
+        common, at_left, at_right = np.intersect1d(
+            left_keys, right_keys, assume_unique=True, return_indices=True
+        )
+        keys.append(common)
+        sizes.append(left_counts[at_left] + right_counts[at_right])
+        lefts.append(left_counts[at_left])
+    return (
+        np.concatenate(keys),
+        np.concatenate(sizes),
+        np.concatenate(lefts) if right is not None else None,
+    )
+
+
 def _pairs_found(
     context: BlockingContext,
     index: int,
-    dropped: pair_kernels.Buckets,
+    dropped_keys: npt.NDArray[np.uint64],
     left: npt.NDArray[np.int64],
     right: npt.NDArray[np.int64],
 ) -> npt.NDArray[np.bool_]:
@@ -993,8 +1029,24 @@ def _pairs_found(
     left_side = context.left[index]
     right_side = context.right[index] if context.right is not None else left_side
     left_keys, right_keys = left_side.keys[left], right_side.keys[right]
-    shared = (left_keys == right_keys) & ~np.isin(left_keys, dropped.keys)
+    shared = (left_keys == right_keys) & ~np.isin(left_keys, dropped_keys)
     return shared.any(axis=1) & left_side.valid[left] & right_side.valid[right]
+
+
+def _largest_samples(
+    context: BlockingContext,
+    index: int,
+    keys: npt.NDArray[np.uint64],
+    sizes: npt.NDArray[np.int64],
+    count: int = 3,
+) -> list[tuple[int, str]]:
+    """(size, example value) of the largest buckets, found by their keys."""
+    side = context.left[index]
+    samples = []
+    for bucket in np.argsort(-sizes, kind="stable")[:count]:
+        member = int(np.flatnonzero((side.keys == keys[bucket]).any(axis=1))[0])
+        samples.append((int(sizes[bucket]), _sample_text(side, member)))
+    return samples
 
 
 def blocking_report(
@@ -1059,8 +1111,10 @@ def blocking_report(
     rows, largest = [], {}
     cumulative = 0
     for index, key in enumerate(context.keys):
-        buckets, dropped = _cap(key_buckets(context, index), max_bucket)
-        pairs = int(buckets.pair_counts().sum())
+        keys, sizes, lefts = _bucket_counts(context, index)
+        counts = sizes * (sizes - 1) // 2 if lefts is None else lefts * (sizes - lefts)
+        kept = sizes <= max_bucket
+        pairs = int(counts[kept].sum())
         cumulative += pairs
         keyed = int(context.left[index].valid.sum())
         total = len(context.left_index)
@@ -1072,14 +1126,14 @@ def blocking_report(
             "how": key.describe(),
             "records_keyed": keyed,
             "records_without_key": total - keyed,
-            "buckets": int(buckets.sizes.size),
-            "largest_bucket": int(buckets.sizes.max()) if buckets.sizes.size else 0,
-            "dropped_buckets": int(dropped.sizes.size),
+            "buckets": int(kept.sum()),
+            "largest_bucket": int(sizes[kept].max()) if kept.any() else 0,
+            "dropped_buckets": int((~kept).sum()),
             "pairs": pairs,
             "cumulative_pairs": cumulative,
         }
         if truth is not None:
-            found = _pairs_found(context, index, dropped, *truth)
+            found = _pairs_found(context, index, keys[~kept], *truth)
             found_so_far |= found
             share = float(found.mean()) if found.size else float("nan")
             row["pairs_completeness"] = share
@@ -1087,14 +1141,7 @@ def blocking_report(
                 float(found_so_far.mean()) if found.size else float("nan")
             )
         rows.append(row)
-        everything = pair_kernels.Buckets(
-            buckets.members,
-            np.concatenate([buckets.keys, dropped.keys]),
-            np.concatenate([buckets.starts, dropped.starts]),
-            np.concatenate([buckets.sizes, dropped.sizes]),
-            None,
-        )
-        largest[key.label] = _bucket_sample(context, index, everything)
+        largest[key.label] = _largest_samples(context, index, keys, sizes)
     return BlockingReport(
         table=pd.DataFrame(rows), decisions=context.decisions, largest_buckets=largest
     )

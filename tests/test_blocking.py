@@ -301,3 +301,26 @@ def test_report_shows_dropped_buckets_and_link():
         )
     with pytest.raises(lf.ConfigTypeError, match="'true_pairs'"):
         lf.blocking_report(left, ["x"], other=right, true_pairs=[("l8", "r1")])
+
+
+def test_report_does_not_count_pairs_in_dropped_link_buckets():
+    left = pd.DataFrame({"x": ["same"] * 6}, index=[f"l{i}" for i in range(6)])
+    right = pd.DataFrame({"x": ["same", "same"]}, index=["r0", "r1"])
+    truth = pd.DataFrame({"left": ["l0"], "right": ["r0"]})
+    report = lf.blocking_report(
+        left,
+        [lf.Field("x", blocking="exact")],
+        other=right,
+        max_bucket=5,
+        true_pairs=truth,
+    )
+    row = report.table.iloc[0]
+    assert (row["dropped_buckets"], row["pairs"], row["pairs_completeness"]) == (
+        1,
+        0,
+        0.0,
+    )
+    with pytest.warns(UserWarning, match="dropped"):
+        assert lf.candidates(
+            left, [lf.Field("x", blocking="exact")], other=right, max_bucket=5
+        ).empty
