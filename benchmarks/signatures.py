@@ -545,6 +545,8 @@ def targets(summary: dict[str, dict[str, float]], n: int) -> list[str]:
     lsh = summary.get("lsh_frame")
     if lsh is None:
         return ["lsh_frame was not run: no targets to check."]
+    at_scale = n == TARGET_RECORDS
+    scale_note = "" if at_scale else f" (n={n:,}, target is for 1,000,000)"
     lines = []
     for other, goal in (
         ("datasketch", TARGET_VS_DATASKETCH),
@@ -557,10 +559,9 @@ def targets(summary: dict[str, dict[str, float]], n: int) -> list[str]:
         else:
             verdict, measured = "n/a", f"{other} not run"
         lines.append(
-            f"lsh_frame ≥ {goal:.0f}× {other} end to end: {measured} — {verdict}"
+            f"lsh_frame ≥ {goal:.0f}× {other} end to end: {measured}{scale_note} "
+            f"— {verdict}"
         )
-    at_scale = n == TARGET_RECORDS
-    scale_note = "" if at_scale else f" (n={n:,}, target is for 1,000,000)"
     lines.append(
         f"1,000,000 records in ≤ {TARGET_SECONDS:.0f} s: best {lsh['best']:.2f} s, "
         f"median {lsh['median']:.2f} s{scale_note} — "
