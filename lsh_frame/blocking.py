@@ -608,11 +608,18 @@ def resolve(
                 recall=field_recall,
             )
             expected = chosen.expected_false_positives or 0.0
+            missed = (
+                f"; the budget of {n_records:,} is not met even at the highest "
+                "threshold: records are too alike in this field for it to block "
+                "on alone, so expect many candidates (combine it with other columns)"
+                if expected > n_records
+                else ""
+            )
             decisions.append(
                 f"{spec.label}: lsh key, threshold {chosen.threshold:g} chosen from "
                 f"the data ({chosen.bands} bands × {chosen.rows} rows, "
                 f"P({chosen.threshold:g}) = {chosen.recall_at_threshold:.3f}; "
-                f"about {expected:,.0f} false positives expected)"
+                f"about {expected:,.0f} false positives expected{missed})"
             )
         else:
             chosen = plan(field_threshold, num_perm=field_perm, recall=field_recall)
@@ -832,7 +839,8 @@ def pairs_from_context(
             f"Blocking would build {total:,} candidate pairs (before removing pairs "
             f"found by several keys), more than max_pairs={max_pairs:,}: {detail}. "
             "Raise the threshold, block on more specific fields, lower max_bucket, "
-            "or raise max_pairs if the memory allows (about 24 bytes per pair)."
+            "or raise max_pairs if the memory allows (building pairs peaks at about "
+            "150 bytes per pair)."
         )
     n_right = len(
         context.right_index if context.right_index is not None else context.left_index

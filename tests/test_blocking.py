@@ -324,3 +324,13 @@ def test_report_does_not_count_pairs_in_dropped_link_buckets():
         assert lf.candidates(
             left, [lf.Field("x", blocking="exact")], other=right, max_bucket=5
         ).empty
+
+
+def test_decisions_say_when_a_field_cannot_be_made_selective():
+    # Similarities spread evenly up to 1 (a shared prefix of random length): at
+    # every threshold many pairs sit just below it, so no banding fits the budget.
+    base = "abcdefghijklmnopqrstuvwxyz" * 3
+    lengths = np.random.default_rng(0).integers(10, 78, 600)
+    frame = pd.DataFrame({"x": [f"{base[:n]}-{i:04d}" for i, n in enumerate(lengths)]})
+    context = blocking.resolve(frame, [lf.Field("x")])
+    assert "is not met even at the highest threshold" in context.decisions[0]
