@@ -211,7 +211,7 @@ def candidate_codes(pairs: Any, left: Any, right: Any | None) -> np.ndarray:
 
 
 def key_table(pairs: Any, found: np.ndarray) -> list[list[Any]]:
-    """Per key: candidates it finds, true pairs among them, true pairs only it finds.
+    """Per key: candidates and true pairs it finds, in all and found by it alone.
 
     ``found`` tells for each candidate (in ``pairs`` order) whether it is true.
     """
@@ -236,6 +236,7 @@ def key_table(pairs: Any, found: np.ndarray) -> list[list[Any]]:
                 label,
                 f"{int(mine.sum()):,}",
                 f"{int((mine & found).sum()):,}",
+                f"{int(only.sum()):,}",
                 f"{int((only & found).sum()):,}",
             ]
         )
@@ -358,6 +359,7 @@ def run_febrl(arguments: argparse.Namespace) -> str:
                         "key",
                         "candidates it finds",
                         "true pairs it finds",
+                        "candidates only it finds",
                         "true pairs only it finds",
                     ],
                     key_table(pairs, found),
@@ -930,30 +932,34 @@ def run_scale(arguments: argparse.Namespace) -> str:
     lines = [
         "## b. Scale: `make_customers`, keys + pairs from given signatures",
         "",
-        f"### {BANDS} bands × {ROWS} rows on the record signature (dedupe)",
-        "",
-        "Signatures (`lf.minhash`, 128 values) are computed outside the timing; "
-        "each method runs in a fresh process; peak RSS is the high-water mark of "
-        "the timed section, data included (baseline = RSS before it). Agreement: "
-        "pairs the method finds that lsh_frame does not (+) and the reverse (−).",
-        "",
-        _common.markdown_table(
-            [
-                "records",
-                "method",
-                "signatures",
-                "pairs",
-                "agreement with lsh_frame",
-                "time best (median)",
-                "lsh_frame speed-up",
-                "peak RSS (baseline)",
-                "others' cores",
-            ],
-            band_rows,
-            align="rllrlrrrr",
-        ),
-        "",
     ]
+    if band_rows:
+        lines += [
+            f"### {BANDS} bands × {ROWS} rows on the record signature (dedupe)",
+            "",
+            "Signatures (`lf.minhash`, 128 values) are computed outside the timing; "
+            "each method runs in a fresh process; peak RSS is the high-water mark "
+            "of the timed section, data included (baseline = RSS before it). "
+            "Agreement: pairs the method finds that lsh_frame does not (+) and the "
+            "reverse (−).",
+            "",
+            _common.markdown_table(
+                [
+                    "records",
+                    "method",
+                    "signatures",
+                    "pairs",
+                    "agreement with lsh_frame",
+                    "time best (median)",
+                    "lsh_frame speed-up",
+                    "peak RSS (baseline)",
+                    "others' cores",
+                ],
+                band_rows,
+                align="rllrlrrrr",
+            ),
+            "",
+        ]
     if field_rows:
         lines += [
             "### Four fields (name, street address, e-mail, date of birth)",
