@@ -68,7 +68,7 @@ How to run
 ::
 
     pip install -e '.[bench]'                       # datasketch, rensa, psutil
-    python benchmarks/blocking.py                   # everything (about 20 min)
+    python benchmarks/blocking.py                   # everything (about 25 min)
     python benchmarks/blocking.py --part febrl
     python benchmarks/blocking.py --part scale --sizes 100000 --repeat 3
     python benchmarks/blocking.py --part scale --sizes 20000 --repeat 1  # smoke
