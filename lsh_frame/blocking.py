@@ -193,7 +193,6 @@ class BlockingKey:
     field: Field
     kind: BlockingKind
     plan: LshPlan | None = None
-    reason: str = ""
 
     @property
     def label(self) -> str:
@@ -527,9 +526,7 @@ def resolve(
                 f"per table, {profile.pairs:,} pairs"
             )
             if profile.identifies(n_records):
-                keys.append(
-                    BlockingKey(Field(column, blocking="exact"), "exact", reason=facts)
-                )
+                keys.append(BlockingKey(Field(column, blocking="exact"), "exact"))
                 exact_keys[keys[-1].label] = profiled_keys
                 decisions.append(f"{column}: exact key, identifies records ({facts})")
             else:
@@ -543,7 +540,7 @@ def resolve(
             decisions.append(f"{spec.label}: compared only, no blocking key")
             continue
         if spec.blocking == "exact":
-            keys.append(BlockingKey(spec, "exact", reason="requested"))
+            keys.append(BlockingKey(spec, "exact"))
             continue
         field_threshold = spec.threshold if spec.threshold is not None else threshold
         field_recall = spec.recall if spec.recall is not None else recall
@@ -721,13 +718,6 @@ def _bucket_sample(
     return samples
 
 
-def _validate_limits(max_bucket: Any, max_pairs: Any, owner: str) -> tuple[int, int]:
-    return (
-        check_int(max_bucket, "max_bucket", owner, minimum=2),
-        check_int(max_pairs, "max_pairs", owner, minimum=0),
-    )
-
-
 def candidates(
     frame: pd.DataFrame,
     fields: Any,
@@ -792,7 +782,8 @@ def candidates(
     ([[0, 1]], ['name|dob'])
     """
     owner = "candidates"
-    max_bucket, max_pairs = _validate_limits(max_bucket, max_pairs, owner)
+    max_bucket = check_int(max_bucket, "max_bucket", owner, minimum=2)
+    max_pairs = check_int(max_pairs, "max_pairs", owner, minimum=0)
     context = resolve(
         frame,
         fields,
