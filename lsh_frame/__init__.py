@@ -10,6 +10,8 @@ from lsh_frame import accessor as _accessor  # noqa: F401  (registers df.lsh)
 from lsh_frame import datasets
 from lsh_frame._arrow import MinHashSignature, MinHashType
 from lsh_frame.blocking import BlockingReport, Field, blocking_report, candidates
+from lsh_frame.cluster import cluster
+from lsh_frame.compare import pairs, score
 from lsh_frame.config import MinHashConfig, ShingleConfig
 from lsh_frame.errors import (
     ColumnError,
@@ -20,6 +22,8 @@ from lsh_frame.errors import (
     SignatureMismatchError,
     TooManyPairsError,
 )
+from lsh_frame.evaluate import Evaluation, evaluate
+from lsh_frame.explain import Explanation, explain
 from lsh_frame.lsh import LshPlan, plan, plan_for_budget
 from lsh_frame.minhash import estimate_jaccard, minhash
 from lsh_frame.shingle import normalize, shingles
@@ -32,6 +36,8 @@ __all__ = [
     "ColumnTypeError",
     "ConfigError",
     "ConfigTypeError",
+    "Evaluation",
+    "Explanation",
     "Field",
     "LshFrameError",
     "LshPlan",
@@ -44,11 +50,16 @@ __all__ = [
     "__version__",
     "blocking_report",
     "candidates",
+    "cluster",
     "datasets",
     "estimate_jaccard",
+    "evaluate",
+    "explain",
     "minhash",
     "normalize",
+    "pairs",
     "plan",
     "plan_for_budget",
+    "score",
     "shingles",
 ]

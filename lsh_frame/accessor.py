@@ -8,6 +8,9 @@ from typing import Any
 import pandas as pd
 
 from lsh_frame import blocking as _blocking
+from lsh_frame import cluster as _cluster
+from lsh_frame import compare as _compare
+from lsh_frame import explain as _explain
 from lsh_frame import minhash as _minhash
 from lsh_frame import shingle as _shingle
 from lsh_frame._validation import check_columns
@@ -82,3 +85,49 @@ class LshAccessor:
         See :func:`lsh_frame.blocking_report`; ``print()`` the result.
         """
         return _blocking.blocking_report(self._frame, fields, **options)
+
+    def score(
+        self, pairs: pd.DataFrame, fields: Any, /, **options: Any
+    ) -> pd.DataFrame:
+        """Score candidate pairs of this frame (or with ``other=``) field by field.
+
+        See :func:`lsh_frame.score` for the options and the columns returned.
+
+        Examples
+        --------
+        >>> import pandas as pd, lsh_frame
+        >>> df = pd.DataFrame({"name": ["anna lee", "ana lee"]})
+        >>> pairs = pd.DataFrame({"left": [0], "right": [1]})
+        >>> float(df.lsh.score(pairs, "name")["score"].round(3).iloc[0])
+        0.933
+        """
+        return _compare.score(self._frame, pairs, fields, **options)
+
+    def pairs(self, fields: Any, /, **options: Any) -> pd.DataFrame:
+        """Candidate pairs and their scores in one call.
+
+        See :func:`lsh_frame.pairs`; takes the options of both
+        :func:`lsh_frame.candidates` and :func:`lsh_frame.score`.
+        """
+        return _compare.pairs(self._frame, fields, **options)
+
+    def cluster(self, scored: pd.DataFrame, /, **options: Any) -> Any:
+        """Entity id per row from matched pairs (connected components).
+
+        See :func:`lsh_frame.cluster`.
+
+        Examples
+        --------
+        >>> import pandas as pd, lsh_frame
+        >>> df = pd.DataFrame({"name": ["ann", "anne", "bob"]})
+        >>> df.lsh.cluster(pd.DataFrame({"left": [0], "right": [1]})).tolist()
+        [0, 0, 1]
+        """
+        return _cluster.cluster(self._frame, scored, **options)
+
+    def explain(self, pair: Any, fields: Any, /, **options: Any) -> Any:
+        """Explain one pair: keys that found it, shingles, field scores.
+
+        See :func:`lsh_frame.explain`; ``print()`` the result.
+        """
+        return _explain.explain(self._frame, pair, fields, **options)

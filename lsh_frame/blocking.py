@@ -31,8 +31,8 @@ from lsh_frame._arrow import MinHashType, check_compatible, signature_matrix
 from lsh_frame._kernels import hashing
 from lsh_frame._kernels import keys as key_kernels
 from lsh_frame._kernels import pairs as pair_kernels
-from lsh_frame._validation import check_columns, check_int
-from lsh_frame.config import MinHashConfig, ShingleConfig, ShingleKind
+from lsh_frame._validation import check_choice, check_columns, check_int
+from lsh_frame.config import Comparison, MinHashConfig, ShingleConfig, ShingleKind
 from lsh_frame.errors import (
     ColumnError,
     ConfigError,
@@ -86,7 +86,11 @@ class Field:
         Least probability of finding a pair at the threshold; the call's
         ``recall`` when omitted.
     compare : str
-        How the field is scored (used when pairs are scored).
+        How pairs are scored on this field (see :func:`lsh_frame.score`):
+        ``"auto"`` (``"token_sort_ratio"`` when most values hold several
+        words, else ``"ratio"``), ``"ratio"``, ``"token_sort_ratio"``,
+        ``"token_set_ratio"``, ``"partial_ratio"``, ``"jaro_winkler"``,
+        ``"levenshtein"``, ``"jaccard"`` (of the shingle sets) or ``"exact"``.
     weight : float
         Weight of the field in the combined score.
     tag_columns : bool
@@ -114,7 +118,7 @@ class Field:
     blocking: BlockingKind | None = "lsh"
     threshold: float | None = None
     recall: float | None = None
-    compare: str = "auto"
+    compare: Comparison = "auto"
     weight: float = 1.0
     tag_columns: bool = False
     strip_punctuation: bool = False
@@ -148,6 +152,7 @@ class Field:
                     f"The '{name}' parameter of {owner} must be in (0, 1] or None. "
                     f"Got {value!r} instead."
                 )
+        check_choice(self.compare, "compare", owner, get_args(Comparison))
         if (
             isinstance(self.weight, bool)
             or not isinstance(self.weight, (int, float))

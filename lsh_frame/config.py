@@ -17,6 +17,17 @@ __all__ = ["MinHashConfig", "ShingleConfig"]
 ShingleKind = Literal["char", "word", "stopword"]
 UnicodeForm = Literal["NFKC", "NFC", "NFKD", "NFD"]
 Scheme = Literal["affine32", "mersenne61"]
+Comparison = Literal[
+    "auto",
+    "ratio",
+    "token_sort_ratio",
+    "token_set_ratio",
+    "partial_ratio",
+    "jaro_winkler",
+    "levenshtein",
+    "jaccard",
+    "exact",
+]
 
 #: Shingle length used when ``k`` is not given, per kind of shingle.
 DEFAULT_K: dict[str, int] = {"char": 3, "word": 1, "stopword": 3}

@@ -1,0 +1,130 @@
+"""From matched pairs to entities: connected components with a numpy union-find."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from lsh_frame._kernels.components import components, first_appearance_ids
+from lsh_frame._validation import check_int
+from lsh_frame.blocking import _check_frame
+from lsh_frame.compare import _check_min_score, _check_pairs, _positions
+from lsh_frame.errors import ColumnError
+
+__all__ = ["cluster"]
+
+
+def _links(scored: pd.DataFrame, min_score: float | None, owner: str) -> pd.Series:
+    """Which pairs link their records: score >= min_score, or the match column."""
+    if min_score is not None:
+        if "score" not in scored.columns:
+            raise ColumnError(
+                f"{owner} got min_score={min_score} but the pairs have no 'score' "
+                "column. Score them first with score(), or leave min_score out to "
+                "link every pair (or the pairs whose 'match' is true)."
+            )
+        return scored["score"].fillna(-1.0) >= min_score
+    if "match" in scored.columns:
+        return scored["match"].fillna(False).astype(bool)
+    return pd.Series(True, index=scored.index)
+
+
+def cluster(
+    frame: pd.DataFrame,
+    scored: pd.DataFrame,
+    /,
+    *,
+    other: pd.DataFrame | None = None,
+    min_score: float | None = None,
+    warn_size: int = 1_000,
+) -> Any:
+    """Entity id per row: the connected components of the matched pairs.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The records (the left table when linking).
+    scored : DataFrame
+        Pairs with ``left`` and ``right`` columns of index labels, usually from
+        :func:`lsh_frame.score`. Which pairs link two records: those with
+        ``score >= min_score`` when ``min_score`` is given; otherwise those whose
+        ``match`` is true; every pair when there is no ``match`` column.
+    other : DataFrame, optional
+        The right table when the pairs link two tables.
+    min_score : float in [0, 1], optional
+        Cut weak links: a pair links its records only if its ``score`` reaches
+        this value. Every edge of a component then passes it (a chain of strong
+        links can still join two records that are not similar to each other).
+    warn_size : int
+        Warn when an entity has more rows than this: a sign that weak links
+        chain unrelated records together.
+
+    Returns
+    -------
+    Series or tuple of two Series
+        ``entity_id`` (int64) on ``frame``'s index; with ``other``, a second
+        Series on ``other``'s index sharing the same ids. Ids are numbered 0, 1,
+        2 ... in order of each entity's first row (``frame`` first, then
+        ``other``), so they depend only on the rows and the links, never on the
+        order of the pairs. Rows without a link are entities of their own.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"name": ["ann", "anne", "bob", "ann e"]},
+    ...                   index=["a", "b", "c", "d"])
+    >>> links = pd.DataFrame({"left": ["a", "b"], "right": ["b", "d"],
+    ...                       "score": [0.9, 0.8]})
+    >>> cluster(df, links).tolist()
+    [0, 0, 1, 0]
+    >>> cluster(df, links, min_score=0.85).tolist()
+    [0, 0, 1, 2]
+    """
+    owner = "cluster"
+    frame = _check_frame(frame, "frame", owner)
+    if other is not None:
+        other = _check_frame(other, "other", owner)
+    scored = _check_pairs(scored, owner)
+    if min_score is not None:
+        checked = _check_min_score(min_score, owner)
+        if checked == "auto":
+            raise ColumnError(
+                f"The 'min_score' parameter of {owner} must be a number in [0, 1] "
+                "or None (use the pairs' 'match' column). Got 'auto' instead."
+            )
+        min_score = checked
+    warn_size = check_int(warn_size, "warn_size", owner, minimum=1)
+    linked = scored[_links(scored, min_score, owner).to_numpy()]
+    right_frame = frame if other is None else other
+    first = _positions(linked["left"], frame.index, "left", owner)
+    second = _positions(linked["right"], right_frame.index, "right", owner)
+    nodes = len(frame)
+    if other is not None:
+        second = second + len(frame)
+        nodes += len(other)
+    ids = first_appearance_ids(components(nodes, first, second))
+    _warn_large(ids, warn_size)
+    left_ids = pd.Series(ids[: len(frame)], index=frame.index, name="entity_id")
+    if other is None:
+        return left_ids
+    right_ids = pd.Series(ids[len(frame) :], index=other.index, name="entity_id")
+    return left_ids, right_ids
+
+
+def _warn_large(ids: npt.NDArray[np.int64], warn_size: int) -> None:
+    if ids.size == 0:
+        return
+    sizes = np.bincount(ids)
+    largest = int(sizes.argmax())
+    if sizes[largest] > warn_size:
+        over = int((sizes > warn_size).sum())
+        warnings.warn(
+            f"{over:,} entit{'y has' if over == 1 else 'ies have'} more than "
+            f"{warn_size:,} rows (the largest, entity {largest}, has "
+            f"{int(sizes[largest]):,}). Weak links may be chaining different records "
+            "together: raise min_score, or block on more specific fields.",
+            stacklevel=3,
+        )

@@ -1,0 +1,604 @@
+"""Score candidate pairs field by field, combine the scores and decide matches.
+
+Per compared field a pair gets:
+
+- ``<field>_jaccard``: the exact Jaccard similarity of the two values' shingle
+  sets (the field's :class:`~lsh_frame.ShingleConfig`);
+- ``<field>_estimate`` (on request): the MinHash estimate of that similarity;
+- ``<field>_score``: the field's comparison (a rapidfuzz scorer, the Jaccard
+  similarity, or exact equality) in [0, 1].
+
+Every score is NaN when either value is missing or blank. ``score`` is the
+weighted mean of the field scores over the fields present in both records and
+``match`` says whether it reaches ``min_score``.
+
+Work is proportional to the distinct *value pairs*, not the record pairs: the
+values of a field are normalised and dictionary-encoded once; a pair whose two
+values are equal scores 1 without any comparison, and each distinct pair of
+unequal values is compared once, with rapidfuzz's ``process.cpdist`` on all
+cores and the sorted-set kernels for Jaccard.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+from rapidfuzz import distance, fuzz, process
+
+from lsh_frame._arrow import check_compatible, signature_matrix
+from lsh_frame._kernels import sets
+from lsh_frame._kernels.pairs import sorted_unique
+from lsh_frame._validation import check_bool, check_columns, check_int
+from lsh_frame.blocking import (
+    Field,
+    _as_fields,
+    _check_frame,
+    _field_text,
+    _stored_config,
+    candidates,
+)
+from lsh_frame.config import MinHashConfig
+from lsh_frame.errors import ColumnError, ConfigError, ConfigTypeError
+from lsh_frame.minhash import sign_array
+from lsh_frame.shingle import normalize, tokenize
+
+__all__ = ["AUTO_MIN_SCORE_RANGE", "DEFAULT_MIN_SCORE", "pairs", "score"]
+
+#: rapidfuzz scorers by name, and the number that maps their result to [0, 1].
+SCORERS: dict[str, tuple[Callable[..., float], float]] = {
+    "ratio": (distance.Indel.normalized_similarity, 1.0),
+    "token_sort_ratio": (fuzz.token_sort_ratio, 100.0),
+    "token_set_ratio": (fuzz.token_set_ratio, 100.0),
+    "partial_ratio": (fuzz.partial_ratio, 100.0),
+    "jaro_winkler": (distance.JaroWinkler.normalized_similarity, 1.0),
+    "levenshtein": (distance.Levenshtein.normalized_similarity, 1.0),
+}
+
+#: ``min_score`` used by ``"auto"`` when there are too few pairs to learn from.
+DEFAULT_MIN_SCORE = 0.7
+#: ``"auto"`` keeps the learned ``min_score`` within this range.
+AUTO_MIN_SCORE_RANGE = (0.5, 0.9)
+#: ``"auto"`` learns ``min_score`` only from at least this many scored pairs.
+_AUTO_MIN_PAIRS = 100
+#: Histogram bins of the two-group split behind ``min_score="auto"``.
+_AUTO_BINS = 100
+#: Pairs of signature rows compared at a time (bounds the temporaries).
+_ESTIMATE_CHUNK = 200_000
+
+MinScore = float | Literal["auto"]
+
+
+@dataclass(frozen=True)
+class _Encoded:
+    """A field's normalised values, dictionary-encoded across both tables.
+
+    ``codes`` index ``dictionary`` (``-1`` for missing or blank values); the
+    right table's codes follow the left's when linking.
+    """
+
+    dictionary: pa.Array
+    left: npt.NDArray[np.int64]
+    right: npt.NDArray[np.int64]
+
+
+def _encode(
+    spec: Field, left: pd.DataFrame, right: pd.DataFrame | None, owner: str
+) -> _Encoded:
+    arrays = [_field_text(left, spec, owner=owner)]
+    if right is not None:
+        arrays.append(_field_text(right, spec, owner=owner))
+    raw = pa.concat_arrays(arrays) if len(arrays) > 1 else arrays[0]
+    # Normalise each distinct raw value once, then merge the raw values that
+    # normalise alike: far cheaper than normalising every record.
+    raw_encoded = raw.dictionary_encode()
+    normalized = normalize(raw_encoded.dictionary, spec.shingle_config)
+    blank = pc.fill_null(pc.equal(normalized, ""), True)
+    normalized = pc.if_else(blank, pa.scalar(None, normalized.type), normalized)
+    encoded = normalized.dictionary_encode()
+    recode = np.append(pc.fill_null(encoded.indices, -1).to_numpy(), -1)
+    raw_codes = pc.fill_null(raw_encoded.indices, -1).to_numpy()
+    codes = recode[raw_codes].astype(np.int64)
+    split = len(left)
+    return _Encoded(
+        dictionary=encoded.dictionary,
+        left=codes[:split],
+        right=codes[split:] if right is not None else codes,
+    )
+
+
+def _resolve_comparison(spec: Field, dictionary: pa.Array) -> str:
+    """Return the field's comparison; ``"auto"`` looks at how many words values hold."""
+    if spec.compare != "auto":
+        return spec.compare
+    if len(dictionary) == 0:
+        return "ratio"
+    several_words = pc.mean(pc.match_substring(dictionary, " ").cast(pa.int8()))
+    return "token_sort_ratio" if several_words.as_py() > 0.5 else "ratio"
+
+
+def _fuzzy(
+    dictionary: pa.Array,
+    first: npt.NDArray[np.int64],
+    second: npt.NDArray[np.int64],
+    comparison: str,
+) -> npt.NDArray[np.float64]:
+    scorer, scale = SCORERS[comparison]
+    queries = dictionary.take(pa.array(first)).to_numpy(zero_copy_only=False)
+    choices = dictionary.take(pa.array(second)).to_numpy(zero_copy_only=False)
+    result = process.cpdist(
+        queries, choices, scorer=scorer, workers=-1, dtype=np.float64
+    )
+    return np.asarray(result, dtype=np.float64) / scale
+
+
+@dataclass(frozen=True)
+class _ValueSets:
+    """Shingle sets (and optionally signatures) of some dictionary values."""
+
+    lookup: npt.NDArray[np.int64]
+    ids: npt.NDArray[np.int64]
+    offsets: npt.NDArray[np.int64]
+    signatures: npt.NDArray | None
+    signed: npt.NDArray[np.bool_] | None
+
+    def position(self, codes: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """Rows of the given dictionary codes in these sets."""
+        return self.lookup[codes]
+
+    def sizes(self, codes: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        where = self.position(codes)
+        return self.offsets[where + 1] - self.offsets[where]
+
+
+def _value_sets(
+    dictionary: pa.Array,
+    values: npt.NDArray[np.int64],
+    spec: Field,
+    estimate_config: MinHashConfig | None,
+) -> _ValueSets:
+    text = dictionary.take(pa.array(values)).cast(pa.large_string())
+    tokens = tokenize(text, spec.shingle_config)
+    ids, offsets = sets.token_sets(tokens.hashes, tokens.offsets)
+    signatures = signed = None
+    if estimate_config is not None:
+        signatures, signed = sign_array(text, estimate_config)
+    lookup = np.full(len(dictionary), -1, dtype=np.int64)
+    lookup[values] = np.arange(values.size)
+    return _ValueSets(lookup, ids, offsets, signatures, signed)
+
+
+def _jaccard(
+    value_sets: _ValueSets,
+    first: npt.NDArray[np.int64],
+    second: npt.NDArray[np.int64],
+) -> npt.NDArray[np.float64]:
+    at_first, at_second = value_sets.position(first), value_sets.position(second)
+    shared = sets.intersection_sizes(
+        value_sets.ids, value_sets.offsets, at_first, at_second
+    )
+    sizes = np.diff(value_sets.offsets)
+    union = sizes[at_first] + sizes[at_second] - shared
+    with np.errstate(invalid="ignore", divide="ignore"):
+        result = shared / union
+    result[(sizes[at_first] == 0) | (sizes[at_second] == 0)] = np.nan
+    return result
+
+
+def _agreement(
+    first: npt.NDArray, second: npt.NDArray, valid: npt.NDArray[np.bool_]
+) -> npt.NDArray[np.float64]:
+    """Share of equal signature values of row pairs; NaN where a row is unsigned."""
+    result = np.full(first.shape[0], np.nan)
+    for start in range(0, first.shape[0], _ESTIMATE_CHUNK):
+        stop = start + _ESTIMATE_CHUNK
+        result[start:stop] = (first[start:stop] == second[start:stop]).mean(axis=1)
+    result[~valid] = np.nan
+    return result
+
+
+def _score_text_field(
+    spec: Field,
+    left: pd.DataFrame,
+    right: pd.DataFrame | None,
+    left_positions: npt.NDArray[np.int64],
+    right_positions: npt.NDArray[np.int64],
+    *,
+    estimate_config: MinHashConfig | None,
+    owner: str,
+) -> tuple[dict[str, npt.NDArray[np.float64]], str]:
+    encoded = _encode(spec, left, right, owner)
+    comparison = _resolve_comparison(spec, encoded.dictionary)
+    first = encoded.left[left_positions]
+    second = encoded.right[right_positions]
+    present = (first >= 0) & (second >= 0)
+    equal = present & (first == second)
+    differ = present & ~equal
+    # Every comparison is symmetric, so (a, b) and (b, a) are one value pair;
+    # ordering them makes swapped pairs score identically.
+    low = np.minimum(first[differ], second[differ])
+    high = np.maximum(first[differ], second[differ])
+    size = max(len(encoded.dictionary), 1)
+    distinct, inverse = sets.unique_inverse(low * np.int64(size) + high)
+    distinct_low, distinct_high = np.divmod(distinct, np.int64(size))
+
+    value_sets = _value_sets(
+        encoded.dictionary,
+        sorted_unique(np.concatenate([distinct_low, distinct_high, first[equal]])),
+        spec,
+        estimate_config,
+    )
+    columns: dict[str, npt.NDArray[np.float64]] = {}
+
+    def spread(
+        on_equal: npt.NDArray[np.float64] | float, on_differ: npt.NDArray[np.float64]
+    ) -> npt.NDArray[np.float64]:
+        result = np.full(first.size, np.nan)
+        result[equal] = on_equal
+        result[differ] = on_differ[inverse]
+        return result
+
+    nonempty = np.where(value_sets.sizes(first[equal]) > 0, 1.0, np.nan)
+    jaccard = spread(nonempty, _jaccard(value_sets, distinct_low, distinct_high))
+    columns[f"{spec.label}_jaccard"] = jaccard
+    if value_sets.signatures is not None and value_sets.signed is not None:
+        at_low = value_sets.position(distinct_low)
+        at_high = value_sets.position(distinct_high)
+        agreement = _agreement(
+            value_sets.signatures[at_low],
+            value_sets.signatures[at_high],
+            value_sets.signed[at_low] & value_sets.signed[at_high],
+        )
+        signed_equal = np.where(
+            value_sets.signed[value_sets.position(first[equal])], 1.0, np.nan
+        )
+        columns[f"{spec.label}_estimate"] = spread(signed_equal, agreement)
+    if comparison == "jaccard":
+        field_score = jaccard
+    elif comparison == "exact":
+        field_score = spread(1.0, np.zeros(distinct.size))
+    else:
+        field_score = spread(
+            1.0, _fuzzy(encoded.dictionary, distinct_low, distinct_high, comparison)
+        )
+    columns[f"{spec.label}_score"] = field_score
+    return columns, comparison
+
+
+def _score_signature_field(
+    spec: Field,
+    left: pd.DataFrame,
+    right: pd.DataFrame | None,
+    left_positions: npt.NDArray[np.int64],
+    right_positions: npt.NDArray[np.int64],
+) -> tuple[dict[str, npt.NDArray[np.float64]], str]:
+    if spec.compare not in ("auto", "jaccard"):
+        raise ConfigError(
+            f"Field {spec.label!r} is a column of MinHash signatures, which can only "
+            f"be compared by their Jaccard estimate. Got compare={spec.compare!r}; "
+            "use compare='auto', or give the text column instead."
+        )
+    column = spec.columns[0]
+    left_matrix, left_valid = signature_matrix(left[column])
+    right_matrix, right_valid = (
+        signature_matrix(right[column])
+        if right is not None
+        else (left_matrix, left_valid)
+    )
+    if right is not None:
+        left_config = _stored_config(left, spec)
+        right_config = _stored_config(right, spec)
+        assert left_config is not None and right_config is not None
+        check_compatible(
+            left_config, right_config, left_name=spec.label, right_name=spec.label
+        )
+    agreement = _agreement(
+        left_matrix[left_positions],
+        right_matrix[right_positions],
+        left_valid[left_positions] & right_valid[right_positions],
+    )
+    return {
+        f"{spec.label}_estimate": agreement,
+        f"{spec.label}_score": agreement,
+    }, "estimate"
+
+
+def _positions(
+    labels: pd.Series, index: pd.Index, role: str, owner: str
+) -> npt.NDArray[np.int64]:
+    positions = np.asarray(index.get_indexer(pd.Index(labels)), dtype=np.int64)
+    if (positions < 0).any():
+        unknown = pd.unique(labels[positions < 0])[:3].tolist()
+        raise ColumnError(
+            f"The '{role}' column of the pairs passed to {owner} names records that "
+            f"are not in the {'left' if role == 'left' else 'right'} frame (for "
+            f"example {unknown}). Score pairs with the frame(s) they were built from."
+        )
+    return positions
+
+
+def _check_pairs(pairs: Any, owner: str) -> pd.DataFrame:
+    if not isinstance(pairs, pd.DataFrame):
+        raise ConfigTypeError(
+            f"The 'pairs' argument of {owner} must be a DataFrame with 'left' and "
+            f"'right' columns (from candidates()). Got {type(pairs).__name__} instead."
+        )
+    missing = [column for column in ("left", "right") if column not in pairs.columns]
+    if missing:
+        raise ColumnError(
+            f"The pairs passed to {owner} have no {missing[0]!r} column. Columns: "
+            f"{', '.join(map(str, pairs.columns))}. Pass the frame returned by "
+            "candidates()."
+        )
+    return pairs
+
+
+def _check_min_score(min_score: Any, owner: str) -> MinScore:
+    if isinstance(min_score, str) and min_score == "auto":
+        return "auto"
+    if (
+        isinstance(min_score, bool)
+        or not isinstance(min_score, (int, float))
+        or not 0 <= min_score <= 1
+    ):
+        raise ConfigError(
+            f"The 'min_score' parameter of {owner} must be a number in [0, 1] or "
+            f"'auto'. Got {min_score!r} instead."
+        )
+    return float(min_score)
+
+
+def auto_min_score(scores: npt.NDArray[np.float64]) -> float:
+    """Return the ``min_score`` that best splits scores into two groups (no labels).
+
+    Candidate pairs are a mix of matches (high scores) and non-matches that
+    blocking let through (lower scores). Otsu's method picks the cut of a
+    100-bin histogram of the scores that maximises the between-group variance,
+    i.e. the cut of a one-dimensional two-means. The result is kept within
+    ``AUTO_MIN_SCORE_RANGE``; with fewer than 100 scored pairs it is
+    ``DEFAULT_MIN_SCORE``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(1)
+    >>> low, high = rng.normal(0.4, 0.05, 900), rng.normal(0.95, 0.02, 100)
+    >>> scores = np.concatenate([low, high])
+    >>> 0.5 <= auto_min_score(scores) <= 0.85
+    True
+    """
+    finite = scores[np.isfinite(scores)]
+    if finite.size < _AUTO_MIN_PAIRS or finite.min() == finite.max():
+        return DEFAULT_MIN_SCORE
+    counts, edges = np.histogram(finite, bins=_AUTO_BINS, range=(0.0, 1.0))
+    centres = (edges[:-1] + edges[1:]) / 2
+    below = np.cumsum(counts)
+    above = below[-1] - below
+    mass_below = np.cumsum(counts * centres)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_below = mass_below / below
+        mean_above = (mass_below[-1] - mass_below) / above
+    between = np.nan_to_num(below * above * (mean_below - mean_above) ** 2)
+    cut = float(edges[1:][int(np.argmax(between))])
+    low, high = AUTO_MIN_SCORE_RANGE
+    return round(min(max(cut, low), high), 4)
+
+
+def score(
+    frame: pd.DataFrame,
+    pairs: pd.DataFrame,
+    fields: Any,
+    /,
+    *,
+    other: pd.DataFrame | None = None,
+    min_score: MinScore = "auto",
+    values: bool = False,
+    estimate: bool = False,
+    num_perm: int = 128,
+    seed: int = 1,
+) -> pd.DataFrame:
+    """Score candidate pairs field by field and decide which are matches.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The records the pairs were built from (the left table when linking).
+    pairs : DataFrame
+        Candidate pairs with ``left`` and ``right`` columns of index labels, as
+        returned by :func:`lsh_frame.candidates`. Other columns are kept.
+    fields : column label, Field, or a list of them
+        What to compare. A plain column name is compared on its own with
+        ``compare="auto"``; a :class:`~lsh_frame.Field` says how
+        (``compare``, ``weight``, shingles). A field over several columns is
+        compared on its columns' text joined by a space. A field naming a
+        column of MinHash signatures is compared by the signature estimate.
+    other : DataFrame, optional
+        The right table when the pairs link two tables.
+    min_score : float in [0, 1] or "auto"
+        Pairs whose ``score`` reaches it are matches. ``"auto"`` (default)
+        learns it from the scores without labels: the cut that best splits
+        them into two groups (see :func:`auto_min_score`), kept in [0.5, 0.9].
+    values : bool
+        Also return both records' raw values of every field side by side
+        (``<field>_left`` and ``<field>_right``), for review.
+    estimate : bool
+        Also return the MinHash estimate of each field's Jaccard similarity
+        (``<field>_estimate``; signs each distinct value with ``num_perm`` and
+        ``seed``).
+    num_perm, seed : int
+        Signature length and seed for ``estimate``.
+
+    Returns
+    -------
+    DataFrame
+        The pairs (same index, same columns) followed by, per field,
+        ``<field>_jaccard``, ``<field>_estimate`` (when asked), ``<field>_score``,
+        then ``score`` and ``match`` (bool). All scores are in [0, 1] and NaN
+        where either value is missing or blank (and, for Jaccard, where either
+        value is shorter than one shingle). ``score`` is the mean of the field
+        scores present in both records weighted by ``Field.weight``; NaN when no
+        field is present in both. ``attrs["lsh_frame"]`` records the
+        ``min_score`` used and each field's comparison.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"name": ["john smith", "jon smith", "mary jones"],
+    ...                    "city": ["leeds", "leeds", None]})
+    >>> candidate_pairs = pd.DataFrame({"left": [0, 0], "right": [1, 2]})
+    >>> scored = score(df, candidate_pairs, ["name", "city"], min_score=0.8)
+    >>> scored[["name_score", "city_score", "score", "match"]].round(3)
+       name_score  city_score  score  match
+    0       0.947         1.0  0.974   True
+    1       0.500         NaN  0.500  False
+    """
+    owner = "score"
+    frame = _check_frame(frame, "frame", owner)
+    if other is not None:
+        other = _check_frame(other, "other", owner)
+    pairs = _check_pairs(pairs, owner)
+    specs, _ = _as_fields(fields, owner)
+    min_score = _check_min_score(min_score, owner)
+    values = check_bool(values, "values", owner)
+    estimate = check_bool(estimate, "estimate", owner)
+    estimate_config = None
+    if estimate:
+        num_perm = check_int(num_perm, "num_perm", owner, minimum=1, maximum=8192)
+        seed = check_int(seed, "seed", owner, minimum=0)
+    right_frame = frame if other is None else other
+    for spec in specs:
+        for table in (frame, other):
+            if table is not None:
+                check_columns(table, list(spec.columns), owner)
+    left_positions = _positions(pairs["left"], frame.index, "left", owner)
+    right_positions = _positions(pairs["right"], right_frame.index, "right", owner)
+
+    columns: dict[str, Any] = {}
+    comparisons: dict[str, str] = {}
+    weights, field_scores = [], []
+    for spec in specs:
+        if values:
+            for side, table, positions in (
+                ("left", frame, left_positions),
+                ("right", right_frame, right_positions),
+            ):
+                if len(spec.columns) == 1:
+                    shown = table[spec.columns[0]].iloc[positions].to_numpy()
+                else:
+                    text = _field_text(table, spec, owner=owner)
+                    shown = text.take(pa.array(positions)).to_pandas().to_numpy()
+                columns[f"{spec.label}_{side}"] = shown
+        if _stored_config(frame, spec) is not None:
+            field_columns, comparison = _score_signature_field(
+                spec, frame, other, left_positions, right_positions
+            )
+        else:
+            if estimate:
+                estimate_config = MinHashConfig(
+                    num_perm=num_perm, seed=seed, shingle=spec.shingle_config
+                )
+            field_columns, comparison = _score_text_field(
+                spec,
+                frame,
+                other,
+                left_positions,
+                right_positions,
+                estimate_config=estimate_config if estimate else None,
+                owner=owner,
+            )
+        columns.update(field_columns)
+        comparisons[spec.label] = comparison
+        weights.append(spec.weight)
+        field_scores.append(field_columns[f"{spec.label}_score"])
+
+    combined = _combine(field_scores, weights, len(pairs))
+    chosen = auto_min_score(combined) if min_score == "auto" else min_score
+    columns["score"] = combined
+    columns["match"] = np.nan_to_num(combined, nan=-1.0) >= chosen
+    added = pd.DataFrame(columns, index=pairs.index)
+    kept = pairs.drop(columns=[name for name in added.columns if name in pairs])
+    result = pd.concat([kept, added], axis=1)
+    result.attrs = {
+        **pairs.attrs,
+        "lsh_frame": {
+            "min_score": chosen,
+            "min_score_rule": "auto" if min_score == "auto" else "given",
+            "compare": comparisons,
+            "weights": {spec.label: spec.weight for spec in specs},
+        },
+    }
+    return result
+
+
+def _combine(
+    field_scores: list[npt.NDArray[np.float64]], weights: list[float], size: int
+) -> npt.NDArray[np.float64]:
+    """Weighted mean over the fields present (not NaN) in both records."""
+    total = np.zeros(size)
+    weight_present = np.zeros(size)
+    for values, weight in zip(field_scores, weights, strict=True):
+        present = ~np.isnan(values)
+        total += np.where(present, values, 0.0) * weight
+        weight_present += present * weight
+    with np.errstate(invalid="ignore", divide="ignore"):
+        combined = total / weight_present
+    combined[weight_present == 0] = np.nan
+    return np.clip(combined, 0.0, 1.0)
+
+
+def pairs(
+    frame: pd.DataFrame,
+    fields: Any,
+    /,
+    *,
+    other: pd.DataFrame | None = None,
+    threshold: float | None = None,
+    recall: float = 0.95,
+    num_perm: int = 128,
+    seed: int = 1,
+    max_bucket: int = 1_000,
+    max_pairs: int = 50_000_000,
+    min_score: MinScore = "auto",
+    values: bool = False,
+    estimate: bool = False,
+) -> pd.DataFrame:
+    """Candidate pairs and their scores in one call.
+
+    :func:`lsh_frame.candidates` with the blocking options, then
+    :func:`score` with the scoring options, on the same ``fields``.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"name": ["john smith", "jon smith", "mary jones"],
+    ...                    "dob": ["1980-01-02", "1980-01-02", "1975-05-06"]})
+    >>> scored = pairs(df, ["name", "dob"], min_score=0.8)
+    >>> scored[["left", "right", "found_by", "score", "match"]].round(3)
+       left  right    found_by  score  match
+    0     0      1  dob|record  0.974   True
+    """
+    candidate_pairs = candidates(
+        frame,
+        fields,
+        other=other,
+        threshold=threshold,
+        recall=recall,
+        num_perm=num_perm,
+        seed=seed,
+        max_bucket=max_bucket,
+        max_pairs=max_pairs,
+    )
+    return score(
+        frame,
+        candidate_pairs,
+        fields,
+        other=other,
+        min_score=min_score,
+        values=values,
+        estimate=estimate,
+        num_perm=num_perm,
+        seed=seed,
+    )

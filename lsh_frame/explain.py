@@ -1,0 +1,249 @@
+"""Why two records were paired and how they scored, for one pair at a time."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+
+from lsh_frame.blocking import _as_fields, _field_text, _stored_config
+from lsh_frame.compare import score
+from lsh_frame.config import ShingleConfig
+from lsh_frame.errors import ConfigTypeError
+from lsh_frame.shingle import normalize
+
+__all__ = ["Explanation", "FieldExplanation", "explain", "shingle_texts"]
+
+
+def shingle_texts(text: str | None, config: ShingleConfig) -> list[str]:
+    """Return the shingles of one value as text, in order of first appearance.
+
+    The same shingles the hashed kernels use, spelled out for display; one
+    value at a time (not for bulk work).
+
+    Examples
+    --------
+    >>> shingle_texts("Anna  Lee", ShingleConfig(k=3))
+    ['ann', 'nna', 'na ', 'a l', ' le', 'lee']
+    >>> shingle_texts("the cat sat on the mat", ShingleConfig(kind="stopword"))
+    ['the cat sat', 'on the mat']
+    """
+    if text is None:
+        return []
+    normalized = normalize(pa.array([text], pa.large_string()), config)[0].as_py()
+    assert config.k is not None
+    if config.kind == "char":
+        windows = [
+            normalized[start : start + config.k]
+            for start in range(len(normalized) - config.k + 1)
+        ]
+    else:
+        words = normalized.split()
+        starts = list(range(len(words) - config.k + 1))
+        if config.kind == "stopword":
+            stopwords = set(
+                normalize(
+                    pa.array(list(config.resolved_stopwords), pa.large_string()), config
+                ).to_pylist()
+            )
+            starts = [start for start in starts if words[start] in stopwords]
+        windows = [" ".join(words[start : start + config.k]) for start in starts]
+    return list(dict.fromkeys(windows))
+
+
+@dataclass(frozen=True)
+class FieldExplanation:
+    """One field of an explained pair."""
+
+    field: str
+    left: Any
+    right: Any
+    shared: tuple[str, ...]
+    only_left: tuple[str, ...]
+    only_right: tuple[str, ...]
+    jaccard: float
+    comparison: str
+    score: float
+    weight: float
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Why a pair is a candidate and how each field scored (``print`` it)."""
+
+    left: Hashable
+    right: Hashable
+    found_by: str | None
+    fields: tuple[FieldExplanation, ...]
+    score: float
+    match: bool | None
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per field: values, Jaccard, comparison, score, shingles."""
+        return pd.DataFrame(
+            [
+                {
+                    "field": item.field,
+                    "left": item.left,
+                    "right": item.right,
+                    "jaccard": item.jaccard,
+                    "comparison": item.comparison,
+                    "score": item.score,
+                    "weight": item.weight,
+                    "shared": len(item.shared),
+                    "only_left": len(item.only_left),
+                    "only_right": len(item.only_right),
+                }
+                for item in self.fields
+            ]
+        )
+
+    def __str__(self) -> str:
+        decision = (
+            ""
+            if self.match is None
+            else (" -> match" if self.match else " -> no match")
+        )
+        lines = [
+            f"pair {self.left!r} ~ {self.right!r}: score {self.score:.3f}{decision}",
+            f"found by: {self.found_by or '(not given)'}",
+        ]
+        for item in self.fields:
+            lines.append(
+                f"  {item.field}: {item.left!r} vs {item.right!r}\n"
+                f"      {item.comparison} {item.score:.3f}, Jaccard "
+                f"{item.jaccard:.3f}, weight {item.weight:g}"
+            )
+            if item.shared or item.only_left or item.only_right:
+                lines.append(f"      shared: {_shown(item.shared)}")
+                lines.append(f"      only left: {_shown(item.only_left)}")
+                lines.append(f"      only right: {_shown(item.only_right)}")
+        return "\n".join(lines)
+
+
+def _shown(shingles: tuple[str, ...], limit: int = 12) -> str:
+    text = ", ".join(repr(item) for item in shingles[:limit])
+    if len(shingles) > limit:
+        text += f", … ({len(shingles)} in all)"
+    return text or "-"
+
+
+def _pair_of(pair: Any) -> tuple[Hashable, Hashable, str | None, bool | None]:
+    if isinstance(pair, pd.Series):
+        found_by = pair.get("found_by")
+        match = pair.get("match")
+        return (
+            pair["left"],
+            pair["right"],
+            None if found_by is None else str(found_by),
+            None if match is None else bool(match),
+        )
+    if isinstance(pair, tuple) and len(pair) == 2:
+        return pair[0], pair[1], None, None
+    raise ConfigTypeError(
+        "The 'pair' argument of explain must be a row of a pair frame (for example "
+        "scored.iloc[0]) or a (left label, right label) tuple. Got "
+        f"{type(pair).__name__} instead."
+    )
+
+
+def explain(
+    frame: pd.DataFrame,
+    pair: Any,
+    fields: Any,
+    /,
+    *,
+    other: pd.DataFrame | None = None,
+    min_score: float | None = None,
+) -> Explanation:
+    """Explain one pair: the keys that found it, its shingles and field scores.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The records (the left table when linking).
+    pair : row of a pair frame, or (left label, right label)
+        A row of :func:`lsh_frame.candidates` or :func:`lsh_frame.score` output
+        (its ``found_by`` and ``match`` are shown), or two index labels.
+    fields : column label, Field, or a list of them
+        The fields the pair was scored on.
+    other : DataFrame, optional
+        The right table when linking.
+    min_score : float, optional
+        Decide the match with this ``min_score`` instead of the row's ``match``.
+
+    Returns
+    -------
+    Explanation
+        ``print()`` it, or call ``to_frame()``.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"name": ["jon smith", "john smith"]})
+    >>> print(explain(df, (0, 1), "name", min_score=0.8))
+    pair 0 ~ 1: score 0.947 -> match
+    found by: (not given)
+      name: 'jon smith' vs 'john smith'
+          token_sort_ratio 0.947, Jaccard 0.500, weight 1
+          shared: 'n s', ' sm', 'smi', 'mit', 'ith'
+          only left: 'jon', 'on '
+          only right: 'joh', 'ohn', 'hn '
+    """
+    left, right, found_by, match = _pair_of(pair)
+    specs, _ = _as_fields(fields, "explain")
+    right_frame = frame if other is None else other
+    one = pd.DataFrame({"left": [left], "right": [right]})
+    scored = score(
+        frame,
+        one,
+        specs,
+        other=other,
+        min_score=0.0 if min_score is None else min_score,
+    )
+    if min_score is not None:
+        match = bool(scored["match"].iloc[0])
+    comparisons = scored.attrs["lsh_frame"]["compare"]
+    explained = []
+    for spec in specs:
+        values = []
+        shingles: list[list[str]] = []
+        for table, label in ((frame, left), (right_frame, right)):
+            row = table.loc[[label]]
+            if _stored_config(table, spec) is not None:
+                values.append("(signature)")
+                shingles.append([])
+                continue
+            text = _field_text(row, spec, owner="explain")[0].as_py()
+            values.append(text)
+            shingles.append(shingle_texts(text, spec.shingle_config))
+        right_set = set(shingles[1])
+        left_set = set(shingles[0])
+        explained.append(
+            FieldExplanation(
+                field=spec.label,
+                left=values[0],
+                right=values[1],
+                shared=tuple(item for item in shingles[0] if item in right_set),
+                only_left=tuple(item for item in shingles[0] if item not in right_set),
+                only_right=tuple(item for item in shingles[1] if item not in left_set),
+                jaccard=float(
+                    scored.get(f"{spec.label}_jaccard", pd.Series([float("nan")])).iloc[
+                        0
+                    ]
+                ),
+                comparison=comparisons[spec.label],
+                score=float(scored[f"{spec.label}_score"].iloc[0]),
+                weight=float(spec.weight),
+            )
+        )
+    return Explanation(
+        left=left,
+        right=right,
+        found_by=found_by,
+        fields=tuple(explained),
+        score=float(scored["score"].iloc[0]),
+        match=match,
+    )
