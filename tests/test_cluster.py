@@ -1,0 +1,147 @@
+"""Entities from pairs: components, deterministic ids, weak-link cuts, warnings."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import lsh_frame as lf
+from lsh_frame._kernels.components import components, first_appearance_ids
+
+EDGES = st.lists(st.tuples(st.integers(0, 29), st.integers(0, 29)), max_size=60)
+
+
+def reference_components(nodes, edges):
+    """Plain-Python union-find: each node's smallest connected node."""
+    parent = list(range(nodes))
+
+    def find(node):
+        while parent[node] != node:
+            node = parent[node]
+        return node
+
+    for first, second in edges:
+        a, b = find(first), find(second)
+        parent[max(a, b)] = min(a, b)
+    return [find(node) for node in range(nodes)]
+
+
+def partition(ids):
+    groups = {}
+    for label, entity in ids.items():
+        groups.setdefault(entity, set()).add(label)
+    return {frozenset(group) for group in groups.values()}
+
+
+@given(EDGES)
+def test_components_match_a_reference_union_find(edges):
+    first = np.array([a for a, _ in edges], dtype=np.int64)
+    second = np.array([b for _, b in edges], dtype=np.int64)
+    roots = components(30, first, second)
+    assert roots.tolist() == reference_components(30, edges)
+    # Transitivity: both ends of every edge share a component.
+    assert (roots[first] == roots[second]).all()
+
+
+@given(EDGES, st.randoms(use_true_random=False))
+def test_ids_do_not_depend_on_pair_order(edges, random):
+    frame = pd.DataFrame({"x": ["a"] * 30}, index=[f"r{i}" for i in range(30)])
+    pairs = pd.DataFrame(
+        {"left": [f"r{a}" for a, _ in edges], "right": [f"r{b}" for _, b in edges]}
+    )
+    ids = lf.cluster(frame, pairs, warn_size=100)
+    shuffled = pairs.sample(frac=1, random_state=random.randint(0, 1000))
+    swapped = shuffled.rename(columns={"left": "right", "right": "left"})
+    pd.testing.assert_series_equal(lf.cluster(frame, shuffled, warn_size=100), ids)
+    pd.testing.assert_series_equal(lf.cluster(frame, swapped, warn_size=100), ids)
+    assert ids.iloc[0] == 0
+    # Numbered by first appearance: each new id is one more than the largest so far.
+    seen = np.maximum.accumulate(ids.to_numpy())
+    assert (np.diff(np.concatenate([[-1], seen])) <= 1).all()
+
+
+def test_partition_does_not_depend_on_row_order():
+    customers = lf.datasets.make_customers(1_500, seed=4)
+    scored = lf.pairs(customers, ["given_name", "surname", "date_of_birth"])
+    ids = lf.cluster(customers, scored)
+    shuffled = customers.sample(frac=1, random_state=3)
+    reordered = lf.cluster(shuffled, scored)
+    assert partition(ids) == partition(reordered)
+    assert ids.index.equals(customers.index)
+    assert reordered.index.equals(shuffled.index)
+    assert ids.name == "entity_id" and ids.dtype == np.int64
+
+
+def test_uses_match_column_and_min_score_cuts_weak_links():
+    frame = pd.DataFrame({"x": list("abcde")})
+    scored = pd.DataFrame(
+        {
+            "left": [0, 1, 3],
+            "right": [1, 2, 4],
+            "score": [0.95, 0.6, 0.9],
+            "match": [True, False, True],
+        }
+    )
+    assert lf.cluster(frame, scored).tolist() == [0, 0, 1, 2, 2]
+    assert lf.cluster(frame, scored, min_score=0.5).tolist() == [0, 0, 0, 1, 1]
+    assert lf.cluster(frame, scored, min_score=0.92).tolist() == [0, 0, 1, 2, 3]
+    no_decision = scored.drop(columns=["match", "score"])
+    assert lf.cluster(frame, no_decision).tolist() == [0, 0, 0, 1, 1]
+    with pytest.raises(lf.ColumnError, match="score"):
+        lf.cluster(frame, no_decision, min_score=0.5)
+
+
+def test_link_gives_two_series_sharing_ids():
+    left = pd.DataFrame({"x": ["a", "b", "c"]}, index=[10, 11, 12])
+    right = pd.DataFrame({"x": ["b", "a"]}, index=[10, 11])
+    pairs = pd.DataFrame({"left": [10, 11], "right": [11, 10]})
+    left_ids, right_ids = lf.cluster(left, pairs, other=right)
+    assert left_ids.tolist() == [0, 1, 2]
+    assert right_ids.tolist() == [1, 0]
+    assert right_ids.index.tolist() == [10, 11]
+
+
+def test_large_component_warns_with_its_size():
+    frame = pd.DataFrame({"x": ["a"] * 50})
+    chain = pd.DataFrame({"left": np.arange(49), "right": np.arange(1, 50)})
+    with pytest.warns(UserWarning, match="largest, entity 0, has 50"):
+        lf.cluster(frame, chain, warn_size=20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lf.cluster(frame, chain)
+
+
+def test_empty_and_unlinked_frames():
+    empty = pd.DataFrame({"x": pd.Series([], dtype="str")})
+    no_pairs = pd.DataFrame({"left": [], "right": []})
+    assert len(lf.cluster(empty, no_pairs)) == 0
+    frame = pd.DataFrame({"x": ["a", "b"]})
+    assert lf.cluster(frame, no_pairs).tolist() == [0, 1]
+
+
+def test_first_appearance_ids():
+    assert first_appearance_ids(np.array([0, 0, 2, 2, 0])).tolist() == [0, 0, 1, 1, 0]
+
+
+@pytest.mark.parametrize(
+    "options, error, message",
+    [
+        ({"min_score": 2}, lf.ConfigError, "min_score"),
+        ({"min_score": "auto"}, lf.ColumnError, "min_score"),
+        ({"warn_size": 0}, lf.ConfigError, "warn_size"),
+    ],
+)
+def test_bad_options(options, error, message):
+    frame = pd.DataFrame({"x": ["a", "b"]})
+    pairs = pd.DataFrame({"left": [0], "right": [1], "score": [1.0]})
+    with pytest.raises(error, match=message):
+        lf.cluster(frame, pairs, **options)
+
+
+def test_unknown_labels_are_named():
+    frame = pd.DataFrame({"x": ["a", "b"]})
+    with pytest.raises(lf.ColumnError, match="not in the left frame"):
+        lf.cluster(frame, pd.DataFrame({"left": [5], "right": [1]}))

@@ -1,0 +1,389 @@
+"""Scoring pairs: exact Jaccard, fuzzy scores, NaN handling, weights, decisions."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from rapidfuzz import distance, fuzz
+
+import lsh_frame as lf
+from lsh_frame import compare
+from lsh_frame._kernels import sets
+from lsh_frame.config import ShingleConfig
+from lsh_frame.explain import shingle_texts
+
+WORDS = st.text(alphabet="abcdé xyz", min_size=0, max_size=14)
+
+
+@pytest.fixture(scope="module")
+def customers():
+    return lf.datasets.make_customers(2_000, seed=11)
+
+
+@pytest.fixture(scope="module")
+def customer_pairs(customers):
+    return lf.candidates(customers, ["given_name", "surname", "date_of_birth"])
+
+
+def python_jaccard(first, second, config):
+    left = set(shingle_texts(first, config))
+    right = set(shingle_texts(second, config))
+    if first is None or second is None or not left or not right:
+        return np.nan
+    return len(left & right) / len(left | right)
+
+
+@given(
+    st.lists(st.frozensets(st.integers(0, 40), max_size=12), min_size=1, max_size=20),
+    st.data(),
+)
+def test_intersection_kernel_matches_python_sets(collection, data):
+    hashes = np.array(
+        [value * 0x9E3779B97F4A7C15 % 2**64 for group in collection for value in group],
+        dtype=np.uint64,
+    )
+    offsets = np.concatenate([[0], np.cumsum([len(group) for group in collection])])
+    ids, set_offsets = sets.token_sets(hashes, offsets.astype(np.int64))
+    count = len(collection)
+    first = np.array(data.draw(st.lists(st.integers(0, count - 1), max_size=30)))
+    second = np.array(
+        data.draw(
+            st.lists(
+                st.integers(0, count - 1), min_size=first.size, max_size=first.size
+            )
+        )
+    )
+    got = sets.intersection_sizes(
+        ids, set_offsets, first.astype(np.int64), second.astype(np.int64)
+    )
+    expected = [len(collection[a] & collection[b]) for a, b in zip(first, second, strict=False)]
+    assert got.tolist() == expected
+    assert np.diff(set_offsets).tolist() == [len(group) for group in collection]
+
+
+def test_intersection_kernel_in_slices(monkeypatch):
+    rng = np.random.default_rng(3)
+    groups = [set(rng.integers(0, 50, rng.integers(0, 20)).tolist()) for _ in range(60)]
+    hashes = np.array([v for group in groups for v in group], dtype=np.uint64)
+    offsets = np.concatenate([[0], np.cumsum([len(g) for g in groups])]).astype(
+        np.int64
+    )
+    ids, set_offsets = sets.token_sets(hashes, offsets)
+    first, second = rng.integers(0, 60, 500), rng.integers(0, 60, 500)
+    whole = sets.intersection_sizes(ids, set_offsets, first, second)
+    monkeypatch.setattr(sets, "_MERGE_TOKENS", 7)
+    sliced = sets.intersection_sizes(ids, set_offsets, first, second)
+    assert whole.tolist() == sliced.tolist()
+    assert whole.tolist() == [len(groups[a] & groups[b]) for a, b in zip(first, second, strict=False)]
+
+
+@given(st.lists(st.one_of(st.none(), WORDS), min_size=2, max_size=12), st.data())
+def test_exact_jaccard_equals_python_sets(values, data):
+    frame = pd.DataFrame({"text": pd.Series(values, dtype="str")})
+    size = len(values)
+    left = data.draw(st.lists(st.integers(0, size - 1), min_size=1, max_size=15))
+    right = data.draw(
+        st.lists(st.integers(0, size - 1), min_size=len(left), max_size=len(left))
+    )
+    pairs = pd.DataFrame({"left": left, "right": right})
+    scored = lf.score(frame, pairs, "text", min_score=0.5)
+    config = ShingleConfig()
+    expected = [
+        python_jaccard(values[a], values[b], config) for a, b in zip(left, right, strict=False)
+    ]
+    np.testing.assert_allclose(scored["text_jaccard"], expected, equal_nan=True)
+
+
+@pytest.mark.parametrize("kind, k", [("word", 1), ("word", 2), ("char", 2)])
+def test_exact_jaccard_other_shingles(kind, k):
+    values = ["the quick brown fox", "the quick red fox", "a brown fox", None, "fox"]
+    frame = pd.DataFrame({"text": values})
+    pairs = pd.DataFrame({"left": [0, 0, 1, 2, 0], "right": [1, 2, 2, 3, 4]})
+    field = lf.Field("text", shingle=kind, k=k)
+    scored = lf.score(frame, pairs, [field], min_score=0.5)
+    config = field.shingle_config
+    expected = [
+        python_jaccard(values[a], values[b], config)
+        for a, b in zip(pairs["left"], pairs["right"], strict=False)
+    ]
+    np.testing.assert_allclose(scored["text_jaccard"], expected, equal_nan=True)
+
+
+SCORER_REFERENCE = {
+    "ratio": lambda a, b: distance.Indel.normalized_similarity(a, b),
+    "token_sort_ratio": lambda a, b: fuzz.token_sort_ratio(a, b) / 100,
+    "token_set_ratio": lambda a, b: fuzz.token_set_ratio(a, b) / 100,
+    "partial_ratio": lambda a, b: fuzz.partial_ratio(a, b) / 100,
+    "jaro_winkler": lambda a, b: distance.JaroWinkler.normalized_similarity(a, b),
+    "levenshtein": lambda a, b: distance.Levenshtein.normalized_similarity(a, b),
+    "exact": lambda a, b: float(a == b),
+}
+
+
+@pytest.mark.parametrize("comparison", sorted(SCORER_REFERENCE))
+def test_each_comparison_matches_rapidfuzz_on_normalised_text(customers, comparison):
+    pairs = pd.DataFrame({"left": np.arange(0, 300), "right": np.arange(300, 600)})
+    field = lf.Field("surname", compare=comparison)
+    scored = lf.score(customers, pairs, [field], min_score=0.5)
+    values = customers["surname"].str.lower()
+    expected = [
+        np.nan
+        if pd.isna(values.iloc[a]) or pd.isna(values.iloc[b])
+        else SCORER_REFERENCE[comparison](values.iloc[a], values.iloc[b])
+        for a, b in zip(pairs["left"], pairs["right"], strict=False)
+    ]
+    got = scored["surname_score"]
+    np.testing.assert_allclose(got, expected, equal_nan=True, atol=1e-9)
+    assert ((got >= 0) & (got <= 1) | got.isna()).all()
+    assert scored.attrs["lsh_frame"]["compare"] == {"surname": comparison}
+
+
+def test_auto_comparison_follows_the_number_of_words():
+    frame = pd.DataFrame(
+        {
+            "name": ["ann", "anne", "bob"],
+            "address": ["1 high st", "1 high street", "2 low rd"],
+        }
+    )
+    pairs = pd.DataFrame({"left": [0], "right": [1]})
+    scored = lf.score(frame, pairs, ["name", "address"], min_score=0.5)
+    assert scored.attrs["lsh_frame"]["compare"] == {
+        "name": "ratio",
+        "address": "token_sort_ratio",
+    }
+
+
+def test_missing_and_blank_values_give_nan_not_zero():
+    frame = pd.DataFrame(
+        {
+            "name": ["ann lee", "ann lee", None, "  ", "bob"],
+            "city": ["oslo", None, "oslo", "oslo", "rome"],
+        }
+    )
+    pairs = pd.DataFrame({"left": [0, 0, 0, 2], "right": [1, 2, 3, 3]})
+    scored = lf.score(frame, pairs, ["name", "city"], min_score=0.5)
+    assert scored["name_score"].tolist()[:1] == [1.0]
+    assert scored["name_score"].iloc[1:].isna().all()  # None and blank
+    assert scored["name_jaccard"].iloc[1:].isna().all()
+    assert np.isnan(scored["city_score"].iloc[0])
+    # The combined score uses the fields present in both records only.
+    assert scored["score"].tolist()[:3] == [1.0, 1.0, 1.0]
+    assert np.isnan(scored["score"].iloc[3]) or scored["score"].iloc[3] == 1.0
+    assert scored["match"].dtype == bool
+
+
+def test_no_field_present_gives_nan_score_and_no_match():
+    frame = pd.DataFrame({"name": [None, None], "city": ["", None]})
+    scored = lf.score(
+        frame, pd.DataFrame({"left": [0], "right": [1]}), ["name", "city"]
+    )
+    assert np.isnan(scored["score"].iloc[0])
+    assert not scored["match"].iloc[0]
+
+
+def test_combined_score_is_the_weighted_mean_of_present_fields(
+    customers, customer_pairs
+):
+    fields = [
+        lf.Field("given_name", weight=2.0),
+        lf.Field("surname", weight=1.0, compare="jaro_winkler"),
+        lf.Field("email", weight=0.5),
+    ]
+    scored = lf.score(customers, customer_pairs, fields, min_score=0.5)
+    matrix = scored[["given_name_score", "surname_score", "email_score"]].to_numpy()
+    weights = np.array([2.0, 1.0, 0.5])
+    present = ~np.isnan(matrix)
+    expected = (np.nan_to_num(matrix) * weights).sum(1) / (present * weights).sum(1)
+    np.testing.assert_allclose(scored["score"], expected)
+    assert present.all(axis=1).mean() < 1  # the data has missing values to skip
+    assert (scored["match"] == (scored["score"] >= 0.5)).all()
+
+
+def test_zero_weight_field_is_reported_but_not_counted(customers, customer_pairs):
+    scored = lf.score(
+        customers,
+        customer_pairs,
+        [lf.Field("given_name"), lf.Field("city", weight=0)],
+        min_score=0.5,
+    )
+    only_name = lf.score(customers, customer_pairs, ["given_name"], min_score=0.5)
+    np.testing.assert_allclose(scored["score"], only_name["score"])
+    assert "city_score" in scored
+
+
+def test_scores_are_symmetric_under_swapping(customers, customer_pairs):
+    fields = [
+        "given_name",
+        lf.Field("surname", compare="partial_ratio"),
+        lf.Field("street_address", compare="token_set_ratio"),
+        lf.Field("email", compare="jaro_winkler"),
+    ]
+    scored = lf.score(customers, customer_pairs, fields, min_score=0.5)
+    swapped = customer_pairs.rename(columns={"left": "right", "right": "left"})
+    swapped_scored = lf.score(customers, swapped, fields, min_score=0.5)
+    score_columns = [
+        name for name in scored.columns if name.endswith(("_score", "_jaccard"))
+    ]
+    pd.testing.assert_frame_equal(
+        scored[[*score_columns, "score"]], swapped_scored[[*score_columns, "score"]]
+    )
+
+
+def test_link_scores_match_dedupe_scores_on_the_same_records(customers):
+    left, right = customers.iloc[:1000], customers.iloc[1000:]
+    pairs = lf.candidates(left, ["surname", "date_of_birth"], other=right)
+    linked = lf.score(
+        left, pairs, ["given_name", "surname"], other=right, min_score=0.6
+    )
+    together = lf.score(customers, pairs, ["given_name", "surname"], min_score=0.6)
+    pd.testing.assert_frame_equal(linked, together)
+
+
+def test_estimate_tracks_exact_jaccard():
+    rng = np.random.default_rng(2)
+    words = ["alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa"]
+    values = [" ".join(rng.choice(words, 4)) for _ in range(300)]
+    frame = pd.DataFrame({"text": values})
+    pairs = pd.DataFrame({"left": np.arange(0, 299), "right": np.arange(1, 300)})
+    scored = lf.score(frame, pairs, "text", estimate=True, num_perm=256, min_score=0.5)
+    error = (scored["text_estimate"] - scored["text_jaccard"]).abs()
+    assert error.mean() < 0.03
+    assert error.max() < 0.15
+    same = (
+        frame["text"].iloc[pairs["left"]].to_numpy()
+        == frame["text"].iloc[pairs["right"]].to_numpy()
+    )
+    assert (scored["text_estimate"][same] == 1).all()
+
+
+def test_signature_field_is_scored_by_its_estimate(customers):
+    frame = customers[["surname"]].assign(signature=customers.lsh.minhash("surname"))
+    pairs = pd.DataFrame({"left": np.arange(200), "right": np.arange(200, 400)})
+    scored = lf.score(frame, pairs, "signature", min_score=0.5)
+    sigs = frame["signature"]
+    expected = lf.estimate_jaccard(
+        sigs.iloc[pairs["left"]].reset_index(drop=True),
+        sigs.iloc[pairs["right"]].reset_index(drop=True),
+    )
+    np.testing.assert_allclose(
+        scored["signature_score"], expected.astype(float), equal_nan=True
+    )
+    with pytest.raises(lf.ConfigError, match="signatures"):
+        lf.score(frame, pairs, lf.Field("signature", compare="ratio"))
+
+
+def test_values_side_by_side_keep_the_users_values(customers):
+    pairs = pd.DataFrame({"left": [5, 7], "right": [9, 11]}, index=[10, 20])
+    scored = lf.score(
+        customers,
+        pairs,
+        ["surname", lf.Field(["given_name", "surname"], name="name")],
+        values=True,
+        min_score=0.5,
+    )
+    assert scored.index.tolist() == [10, 20]
+    assert scored["surname_left"].tolist() == customers["surname"].iloc[[5, 7]].tolist()
+    assert (
+        scored["surname_right"].tolist() == customers["surname"].iloc[[9, 11]].tolist()
+    )
+    assert scored["name_left"].iloc[0].endswith(str(customers["surname"].iloc[5]))
+
+
+def test_inputs_are_not_mutated_and_extra_columns_kept(customers, customer_pairs):
+    frame_before, pairs_before = customers.copy(), customer_pairs.copy()
+    pairs = customer_pairs.assign(note="x")
+    scored = lf.score(customers, pairs, ["given_name", "surname"])
+    pd.testing.assert_frame_equal(customers, frame_before)
+    pd.testing.assert_frame_equal(customer_pairs, pairs_before)
+    assert list(scored.columns[:4]) == ["left", "right", "found_by", "note"]
+    rescored = lf.score(customers, scored, ["given_name", "surname"])
+    assert list(rescored.columns) == list(scored.columns)  # replaced, not repeated
+    pd.testing.assert_frame_equal(rescored, scored)
+
+
+def test_empty_pairs_and_empty_frames():
+    frame = pd.DataFrame({"name": pd.Series([], dtype="str")})
+    pairs = pd.DataFrame(
+        {"left": pd.Series([], dtype="int64"), "right": pd.Series([], dtype="int64")}
+    )
+    scored = lf.score(frame, pairs, "name")
+    assert len(scored) == 0
+    assert {"name_score", "name_jaccard", "score", "match"} <= set(scored.columns)
+    one = pd.DataFrame({"name": ["ann"]})
+    assert len(lf.pairs(one, "name")) == 0
+
+
+def test_pairs_is_candidates_then_score(customers):
+    fields = ["given_name", "surname", "date_of_birth"]
+    one_call = lf.pairs(customers, fields, seed=3)
+    two_calls = lf.score(customers, lf.candidates(customers, fields, seed=3), fields)
+    pd.testing.assert_frame_equal(one_call, two_calls)
+    via_accessor = customers.lsh.pairs(fields, seed=3)
+    pd.testing.assert_frame_equal(one_call, via_accessor)
+
+
+def test_auto_min_score_splits_two_groups():
+    rng = np.random.default_rng(0)
+    low, high = rng.normal(0.35, 0.05, 5_000), rng.normal(0.92, 0.03, 800)
+    cut = compare.auto_min_score(np.concatenate([low, high]))
+    assert (high >= cut).all()
+    assert (low >= cut).mean() < 0.01
+    assert compare.auto_min_score(high[:50]) == compare.DEFAULT_MIN_SCORE
+    assert compare.auto_min_score(np.full(500, 0.3)) == compare.DEFAULT_MIN_SCORE
+    all_low = compare.auto_min_score(rng.uniform(0.0, 0.3, 1_000))
+    assert all_low == compare.AUTO_MIN_SCORE_RANGE[0]
+
+
+def test_default_decision_finds_duplicates_without_labels(customers):
+    scored = lf.pairs(customers, ["given_name", "surname", "date_of_birth", "email"])
+    result = lf.evaluate(scored, customers["entity_id"])
+    assert scored.attrs["lsh_frame"]["min_score_rule"] == "auto"
+    assert result.recall > 0.9
+    assert result.precision > 0.6
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (
+            lambda f, p: lf.score(f, p.drop(columns="right"), "name"),
+            lf.ColumnError,
+            "'right'",
+        ),
+        (lambda f, p: lf.score(f, "pairs", "name"), lf.ConfigTypeError, "DataFrame"),
+        (lambda f, p: lf.score(f, p.assign(left=[99]), "name"), lf.ColumnError, "99"),
+        (lambda f, p: lf.score(f, p, "nmae"), lf.ColumnError, "Did you mean 'name'"),
+        (
+            lambda f, p: lf.score(f, p, "name", min_score=1.5),
+            lf.ConfigError,
+            "min_score",
+        ),
+        (
+            lambda f, p: lf.score(f, p, "name", min_score="high"),
+            lf.ConfigError,
+            "min_score",
+        ),
+        (
+            lambda f, p: lf.score(f, p, "name", values="yes"),
+            lf.ConfigTypeError,
+            "values",
+        ),
+        (lambda f, p: lf.score(f, p, "age"), lf.ColumnTypeError, "text"),
+        (
+            lambda f, p: lf.score(f.set_axis([0, 0]), p, "name"),
+            lf.ColumnError,
+            "duplicate",
+        ),
+    ],
+)
+def test_bad_input_is_named(call, error, message):
+    frame = pd.DataFrame({"name": ["ann", "anne"], "age": [30, 31]})
+    pairs = pd.DataFrame({"left": [0], "right": [1]})
+    with pytest.raises(error, match=message):
+        call(frame, pairs)
+
+
+def test_unknown_comparison_is_rejected():
+    with pytest.raises(lf.ConfigError, match="compare"):
+        lf.Field("name", compare="soundex")
