@@ -57,7 +57,9 @@ def test_intersection_kernel_matches_python_sets(collection, data):
     got = sets.intersection_sizes(
         ids, set_offsets, first.astype(np.int64), second.astype(np.int64)
     )
-    expected = [len(collection[a] & collection[b]) for a, b in zip(first, second, strict=False)]
+    expected = [
+        len(collection[a] & collection[b]) for a, b in zip(first, second, strict=False)
+    ]
     assert got.tolist() == expected
     assert np.diff(set_offsets).tolist() == [len(group) for group in collection]
 
@@ -75,7 +77,9 @@ def test_intersection_kernel_in_slices(monkeypatch):
     monkeypatch.setattr(sets, "_MERGE_TOKENS", 7)
     sliced = sets.intersection_sizes(ids, set_offsets, first, second)
     assert whole.tolist() == sliced.tolist()
-    assert whole.tolist() == [len(groups[a] & groups[b]) for a, b in zip(first, second, strict=False)]
+    assert whole.tolist() == [
+        len(groups[a] & groups[b]) for a, b in zip(first, second, strict=False)
+    ]
 
 
 @given(st.lists(st.one_of(st.none(), WORDS), min_size=2, max_size=12), st.data())
@@ -90,7 +94,8 @@ def test_exact_jaccard_equals_python_sets(values, data):
     scored = lf.score(frame, pairs, "text", min_score=0.5)
     config = ShingleConfig()
     expected = [
-        python_jaccard(values[a], values[b], config) for a, b in zip(left, right, strict=False)
+        python_jaccard(values[a], values[b], config)
+        for a, b in zip(left, right, strict=False)
     ]
     np.testing.assert_allclose(scored["text_jaccard"], expected, equal_nan=True)
 
