@@ -6,6 +6,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 
@@ -135,9 +136,13 @@ def _pair_of(pair: Any) -> tuple[Hashable, Hashable, str | None, bool | None]:
     if isinstance(pair, pd.Series):
         found_by = pair.get("found_by")
         match = pair.get("match")
+        left, right = (
+            label.item() if isinstance(label, np.generic) else label
+            for label in (pair["left"], pair["right"])
+        )
         return (
-            pair["left"],
-            pair["right"],
+            left,
+            right,
             None if found_by is None else str(found_by),
             None if match is None else bool(match),
         )
