@@ -13,7 +13,7 @@ from lsh_frame._kernels.components import components, first_appearance_ids
 from lsh_frame._validation import check_int
 from lsh_frame.blocking import _check_frame
 from lsh_frame.compare import _check_min_score, _check_pairs, _positions
-from lsh_frame.errors import ColumnError
+from lsh_frame.errors import ColumnError, ConfigError
 
 __all__ = ["cluster"]
 
@@ -91,7 +91,7 @@ def cluster(
     if min_score is not None:
         checked = _check_min_score(min_score, owner)
         if checked == "auto":
-            raise ColumnError(
+            raise ConfigError(
                 f"The 'min_score' parameter of {owner} must be a number in [0, 1] "
                 "or None (use the pairs' 'match' column). Got 'auto' instead."
             )

@@ -465,7 +465,6 @@ def score(
     min_score = _check_min_score(min_score, owner)
     values = check_bool(values, "values", owner)
     estimate = check_bool(estimate, "estimate", owner)
-    estimate_config = None
     if estimate:
         num_perm = check_int(num_perm, "num_perm", owner, minimum=1, maximum=8192)
         seed = check_int(seed, "seed", owner, minimum=0)
@@ -497,17 +496,17 @@ def score(
                 spec, frame, other, left_positions, right_positions
             )
         else:
-            if estimate:
-                estimate_config = MinHashConfig(
-                    num_perm=num_perm, seed=seed, shingle=spec.shingle_config
-                )
             field_columns, comparison = _score_text_field(
                 spec,
                 frame,
                 other,
                 left_positions,
                 right_positions,
-                estimate_config=estimate_config if estimate else None,
+                estimate_config=MinHashConfig(
+                    num_perm=num_perm, seed=seed, shingle=spec.shingle_config
+                )
+                if estimate
+                else None,
                 owner=owner,
             )
         columns.update(field_columns)

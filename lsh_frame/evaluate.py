@@ -177,10 +177,6 @@ def _codes(frames: list[pd.DataFrame], link: bool) -> list[npt.NDArray[np.int64]
     ]
 
 
-def _cluster_pair_count(ids: _Ids, link: bool) -> int:
-    return ids.pair_count(link)
-
-
 def _contingency_pairs(predicted: _Ids, truth: _Ids, link: bool) -> int:
     """Pairs in the same predicted entity and the same true entity."""
     sides = [(predicted.left, truth.left)]
@@ -298,11 +294,11 @@ def evaluate(
         (true,) = _codes([truth_pairs], link)
         same = ids.same(truth_pairs["left"], truth_pairs["right"], "predicted")
         unique_true = _codes([truth_pairs[same]], link)[0].size
-        predicted_count = _cluster_pair_count(ids, link)
+        predicted_count = ids.pair_count(link)
         true_candidates = unique_true
         counts = (true.size, predicted_count, unique_true, predicted_count)
     else:
-        predicted_count = _cluster_pair_count(result_ids[0], link)
+        predicted_count = result_ids[0].pair_count(link)
         true_positives = _contingency_pairs(result_ids[0], truth_ids[0], link)
         true_candidates = true_positives
         counts = (

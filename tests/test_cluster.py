@@ -130,7 +130,7 @@ def test_first_appearance_ids():
     "options, error, message",
     [
         ({"min_score": 2}, lf.ConfigError, "min_score"),
-        ({"min_score": "auto"}, lf.ColumnError, "min_score"),
+        ({"min_score": "auto"}, lf.ConfigError, "min_score"),
         ({"warn_size": 0}, lf.ConfigError, "warn_size"),
     ],
 )
