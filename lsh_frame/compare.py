@@ -64,11 +64,12 @@ SCORERS: dict[str, tuple[Callable[..., float], float]] = {
 #: ``min_score`` used by ``"auto"`` when there are too few pairs to learn from.
 DEFAULT_MIN_SCORE = 0.7
 #: ``"auto"`` keeps the learned ``min_score`` within this range.
-AUTO_MIN_SCORE_RANGE = (0.5, 0.9)
+AUTO_MIN_SCORE_RANGE = (0.5, 0.95)
 #: ``"auto"`` learns ``min_score`` only from at least this many scored pairs.
 _AUTO_MIN_PAIRS = 100
-#: Histogram bins of the two-group split behind ``min_score="auto"``.
-_AUTO_BINS = 100
+#: Histogram bins, and the bins of its moving average, behind ``"auto"``.
+_AUTO_BINS = 50
+_AUTO_SMOOTHING = 5
 #: Pairs of signature rows compared at a time (bounds the temporaries).
 _ESTIMATE_CHUNK = 200_000
 
@@ -355,37 +356,46 @@ def _check_min_score(min_score: Any, owner: str) -> MinScore:
 
 
 def auto_min_score(scores: npt.NDArray[np.float64]) -> float:
-    """Return the ``min_score`` that best splits scores into two groups (no labels).
+    """Return the ``min_score`` at the valley below the highest group of scores.
 
-    Candidate pairs are a mix of matches (high scores) and non-matches that
-    blocking let through (lower scores). Otsu's method picks the cut of a
-    100-bin histogram of the scores that maximises the between-group variance,
-    i.e. the cut of a one-dimensional two-means. The result is kept within
-    ``AUTO_MIN_SCORE_RANGE``; with fewer than 100 scored pairs it is
-    ``DEFAULT_MIN_SCORE``.
+    Candidate pairs mix true matches, which score highest, with the
+    non-matches blocking let through; these may form more than one group
+    (unrelated records that share a rare value; relatives who share a surname,
+    an address and a phone). The matches are the highest group, so the cut is
+    the valley just below it: on a 50-bin histogram of the scores, smoothed by
+    a 5-bin moving average, start at the top, climb to the highest-scoring
+    peak, then walk down while the density keeps falling; the cut is the
+    bottom of that valley (the middle of a flat bottom). It is kept within
+    ``AUTO_MIN_SCORE_RANGE``; with fewer than 100 scored pairs (too few to
+    see groups) it is ``DEFAULT_MIN_SCORE``.
 
     Examples
     --------
     >>> rng = np.random.default_rng(1)
     >>> low, high = rng.normal(0.4, 0.05, 900), rng.normal(0.95, 0.02, 100)
-    >>> scores = np.concatenate([low, high])
-    >>> 0.5 <= auto_min_score(scores) <= 0.85
+    >>> cut = auto_min_score(np.concatenate([low, high]))
+    >>> bool(low.max() < cut < high.min())
     True
     """
     finite = scores[np.isfinite(scores)]
     if finite.size < _AUTO_MIN_PAIRS or finite.min() == finite.max():
         return DEFAULT_MIN_SCORE
     counts, edges = np.histogram(finite, bins=_AUTO_BINS, range=(0.0, 1.0))
-    centres = (edges[:-1] + edges[1:]) / 2
-    below = np.cumsum(counts)
-    above = below[-1] - below
-    mass_below = np.cumsum(counts * centres)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean_below = mass_below / below
-        mean_above = (mass_below[-1] - mass_below) / above
-    between = np.nan_to_num(below * above * (mean_below - mean_above) ** 2)
-    cut = float(edges[1:][int(np.argmax(between))])
+    padded = np.pad(counts.astype(np.float64), _AUTO_SMOOTHING // 2, mode="edge")
+    density = np.convolve(
+        padded, np.full(_AUTO_SMOOTHING, 1 / _AUTO_SMOOTHING), mode="valid"
+    )
     low, high = AUTO_MIN_SCORE_RANGE
+    floor = int(round(low * _AUTO_BINS))
+    position = _AUTO_BINS - 1
+    while position > floor and density[position - 1] >= density[position]:
+        position -= 1  # up the highest-scoring peak
+    bottom_top = position
+    while position > floor and density[position - 1] <= density[position]:
+        position -= 1  # down into the valley below it
+        if density[position] < density[bottom_top]:
+            bottom_top = position
+    cut = float(edges[(position + bottom_top + 1) // 2])
     return round(min(max(cut, low), high), 4)
 
 
@@ -421,8 +431,9 @@ def score(
         The right table when the pairs link two tables.
     min_score : float in [0, 1] or "auto"
         Pairs whose ``score`` reaches it are matches. ``"auto"`` (default)
-        learns it from the scores without labels: the cut that best splits
-        them into two groups (see :func:`auto_min_score`), kept in [0.5, 0.9].
+        learns it from the scores without labels: the valley below the
+        highest group of scores (see :func:`auto_min_score`), kept in
+        [0.5, 0.95].
     values : bool
         Also return both records' raw values of every field side by side
         (``<field>_left`` and ``<field>_right``), for review.
