@@ -386,7 +386,7 @@ def auto_min_score(scores: npt.NDArray[np.float64]) -> float:
         padded, np.full(_AUTO_SMOOTHING, 1 / _AUTO_SMOOTHING), mode="valid"
     )
     low, high = AUTO_MIN_SCORE_RANGE
-    floor = int(round(low * _AUTO_BINS))
+    floor = round(low * _AUTO_BINS)
     position = _AUTO_BINS - 1
     while position > floor and density[position - 1] >= density[position]:
         position -= 1  # up the highest-scoring peak
