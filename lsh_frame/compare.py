@@ -131,10 +131,17 @@ def _fuzzy(
     comparison: str,
 ) -> npt.NDArray[np.float64]:
     scorer, scale = SCORERS[comparison]
-    queries = dictionary.take(pa.array(first)).to_numpy(zero_copy_only=False)
-    choices = dictionary.take(pa.array(second)).to_numpy(zero_copy_only=False)
+    # One Python string per distinct value, shared by every pair that uses it.
+    needed = sorted_unique(np.concatenate([first, second]))
+    strings = dictionary.take(pa.array(needed)).to_numpy(zero_copy_only=False)
+    where = np.empty(len(dictionary), dtype=np.int64)
+    where[needed] = np.arange(needed.size)
     result = process.cpdist(
-        queries, choices, scorer=scorer, workers=-1, dtype=np.float64
+        strings[where[first]],
+        strings[where[second]],
+        scorer=scorer,
+        workers=-1,
+        dtype=np.float64,
     )
     return np.asarray(result, dtype=np.float64) / scale
 
@@ -144,18 +151,13 @@ class _ValueSets:
     """Shingle sets (and optionally signatures) of some dictionary values."""
 
     lookup: npt.NDArray[np.int64]
-    ids: npt.NDArray[np.int64]
-    offsets: npt.NDArray[np.int64]
+    table: sets.SetTable
     signatures: npt.NDArray | None
     signed: npt.NDArray[np.bool_] | None
 
     def position(self, codes: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """Rows of the given dictionary codes in these sets."""
         return self.lookup[codes]
-
-    def sizes(self, codes: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-        where = self.position(codes)
-        return self.offsets[where + 1] - self.offsets[where]
 
 
 def _value_sets(
@@ -165,14 +167,14 @@ def _value_sets(
     estimate_config: MinHashConfig | None,
 ) -> _ValueSets:
     text = dictionary.take(pa.array(values)).cast(pa.large_string())
-    tokens = tokenize(text, spec.shingle_config)
-    ids, offsets = sets.token_sets(tokens.hashes, tokens.offsets)
+    tokens = tokenize(text, spec.shingle_config, normalized=True)
     signatures = signed = None
     if estimate_config is not None:
         signatures, signed = sign_array(text, estimate_config)
     lookup = np.full(len(dictionary), -1, dtype=np.int64)
     lookup[values] = np.arange(values.size)
-    return _ValueSets(lookup, ids, offsets, signatures, signed)
+    table = sets.SetTable.build(tokens.hashes, tokens.offsets)
+    return _ValueSets(lookup, table, signatures, signed)
 
 
 def _jaccard(
@@ -181,15 +183,22 @@ def _jaccard(
     second: npt.NDArray[np.int64],
 ) -> npt.NDArray[np.float64]:
     at_first, at_second = value_sets.position(first), value_sets.position(second)
-    shared = sets.intersection_sizes(
-        value_sets.ids, value_sets.offsets, at_first, at_second
-    )
-    sizes = np.diff(value_sets.offsets)
+    shared = value_sets.table.intersection_sizes(at_first, at_second)
+    sizes = value_sets.table.sizes
     union = sizes[at_first] + sizes[at_second] - shared
     with np.errstate(invalid="ignore", divide="ignore"):
         result = shared / union
     result[(sizes[at_first] == 0) | (sizes[at_second] == 0)] = np.nan
     return result
+
+
+def _has_shingles(
+    dictionary: pa.Array, codes: npt.NDArray[np.int64], spec: Field
+) -> npt.NDArray[np.bool_]:
+    """Whether normalised values are long enough for one character shingle."""
+    assert spec.shingle == "char" and spec.shingle_config.k is not None
+    lengths = pc.utf8_length(dictionary).to_numpy()
+    return np.asarray(lengths[codes] >= spec.shingle_config.k)
 
 
 def _agreement(
@@ -223,15 +232,23 @@ def _score_text_field(
     differ = present & ~equal
     # Every comparison is symmetric, so (a, b) and (b, a) are one value pair;
     # ordering them makes swapped pairs score identically.
-    low = np.minimum(first[differ], second[differ])
-    high = np.maximum(first[differ], second[differ])
+    first_differ, second_differ = first[differ], second[differ]
+    low = np.minimum(first_differ, second_differ)
+    high = np.maximum(first_differ, second_differ)
     size = max(len(encoded.dictionary), 1)
     distinct, inverse = sets.unique_inverse(low * np.int64(size) + high)
     distinct_low, distinct_high = np.divmod(distinct, np.int64(size))
 
+    # Equal values have Jaccard 1 whenever they have a shingle at all; for
+    # character shingles their length says so, without shingling them.
+    cheap_equal = spec.shingle == "char" and estimate_config is None
     value_sets = _value_sets(
         encoded.dictionary,
-        sorted_unique(np.concatenate([distinct_low, distinct_high, first[equal]])),
+        sorted_unique(
+            np.concatenate(
+                [distinct_low, distinct_high] + ([] if cheap_equal else [first[equal]])
+            )
+        ),
         spec,
         estimate_config,
     )
@@ -245,7 +262,11 @@ def _score_text_field(
         result[differ] = on_differ[inverse]
         return result
 
-    nonempty = np.where(value_sets.sizes(first[equal]) > 0, 1.0, np.nan)
+    if cheap_equal:
+        has_shingles = _has_shingles(encoded.dictionary, first[equal], spec)
+    else:
+        has_shingles = value_sets.table.sizes[value_sets.position(first[equal])] > 0
+    nonempty = np.where(has_shingles, 1.0, np.nan)
     jaccard = spread(nonempty, _jaccard(value_sets, distinct_low, distinct_high))
     columns[f"{spec.label}_jaccard"] = jaccard
     if value_sets.signatures is not None and value_sets.signed is not None:

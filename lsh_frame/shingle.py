@@ -165,14 +165,25 @@ def _stopword_hashes(config: ShingleConfig) -> npt.NDArray[np.uint64]:
     return np.unique(hashing.word_hashes(points, starts[keep], ends[keep]))
 
 
-def tokenize(array: pa.Array, config: ShingleConfig, *, salt: int = 0) -> TokenSets:
+def tokenize(
+    array: pa.Array,
+    config: ShingleConfig,
+    *,
+    salt: int = 0,
+    normalized: bool = False,
+) -> TokenSets:
     """Normalise and shingle a ``large_string`` array into :class:`TokenSets`.
 
     ``salt`` separates token spaces, so the same text in two columns of a
-    record-level field hashes differently.
+    record-level field hashes differently. ``normalized=True`` skips the
+    normalisation for text that already went through :func:`normalize` with
+    the same configuration.
     """
     valid = ~np.asarray(array.is_null().to_numpy(zero_copy_only=False), dtype=bool)
-    points, offsets = normalized_codepoints(array, config)
+    if normalized:
+        points, offsets = codepoints(array)
+    else:
+        points, offsets = normalized_codepoints(array, config)
     assert config.k is not None
     tag = hashing.token_tag(config.kind, config.k, salt)
     if config.kind == "char":

@@ -398,3 +398,47 @@ def test_bad_input_is_named(call, error, message):
 def test_unknown_comparison_is_rejected():
     with pytest.raises(lf.ConfigError, match="compare"):
         lf.Field("name", compare="soundex")
+
+
+@given(
+    st.lists(
+        st.lists(st.integers(0, 150), max_size=90),  # repeats; some sets over 64
+        min_size=1,
+        max_size=12,
+    ),
+    st.data(),
+)
+def test_set_table_matches_python_sets_for_short_and_long_sets(groups, data):
+    hashes = np.array(
+        [value * 0x9E3779B97F4A7C15 % 2**64 for group in groups for value in group],
+        dtype=np.uint64,
+    )
+    offsets = np.concatenate([[0], np.cumsum([len(group) for group in groups])])
+    table = sets.SetTable.build(hashes, offsets.astype(np.int64))
+    count = len(groups)
+    first = np.array(data.draw(st.lists(st.integers(0, count - 1), max_size=25)))
+    second = np.array(
+        data.draw(
+            st.lists(
+                st.integers(0, count - 1), min_size=first.size, max_size=first.size
+            )
+        )
+    )
+    got = table.intersection_sizes(first.astype(np.int64), second.astype(np.int64))
+    expected = [
+        len(set(groups[a]) & set(groups[b])) for a, b in zip(first, second, strict=True)
+    ]
+    assert got.tolist() == expected
+    assert table.sizes.tolist() == [len(set(group)) for group in groups]
+
+
+def test_set_table_tokens_equal_to_the_padding_still_count():
+    top = np.iinfo(np.uint64).max
+    groups = [[top, top - 1, 5], [top, 5], [top - 1], []]
+    hashes = np.array([value for group in groups for value in group], dtype=np.uint64)
+    offsets = np.array([0, 3, 5, 6, 6], dtype=np.int64)
+    table = sets.SetTable.build(hashes, offsets)
+    assert not table.padded  # falls back to the exact sort-merge
+    first, second = np.array([0, 0, 1, 2, 3]), np.array([1, 2, 2, 3, 0])
+    assert table.intersection_sizes(first, second).tolist() == [2, 1, 0, 0, 0]
+    assert table.sizes.tolist() == [3, 2, 1, 0]
