@@ -21,7 +21,9 @@ cores and the sorted-set kernels for Jaccard.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -508,10 +510,34 @@ def score(
     left_positions = _positions(pairs["left"], frame.index, "left", owner)
     right_positions = _positions(pairs["right"], right_frame.index, "right", owner)
 
+    def score_field(spec: Field) -> tuple[dict[str, Any], str]:
+        if _stored_config(frame, spec) is not None:
+            return _score_signature_field(
+                spec, frame, other, left_positions, right_positions
+            )
+        return _score_text_field(
+            spec,
+            frame,
+            other,
+            left_positions,
+            right_positions,
+            estimate_config=MinHashConfig(
+                num_perm=num_perm, seed=seed, shingle=spec.shingle_config
+            )
+            if estimate
+            else None,
+            owner=owner,
+        )
+
+    # Fields are independent and their numpy, pyarrow and rapidfuzz work
+    # releases the GIL: score them on all cores. Results keep the fields' order.
+    with ThreadPoolExecutor(max_workers=min(len(specs), os.cpu_count() or 1)) as pool:
+        scored_fields = list(pool.map(score_field, specs))
+
     columns: dict[str, Any] = {}
     comparisons: dict[str, str] = {}
     weights, field_scores = [], []
-    for spec in specs:
+    for spec, (field_columns, comparison) in zip(specs, scored_fields, strict=True):
         if values:
             for side, table, positions in (
                 ("left", frame, left_positions),
@@ -523,24 +549,6 @@ def score(
                     text = _field_text(table, spec, owner=owner)
                     shown = text.take(pa.array(positions)).to_pandas().to_numpy()
                 columns[f"{spec.label}_{side}"] = shown
-        if _stored_config(frame, spec) is not None:
-            field_columns, comparison = _score_signature_field(
-                spec, frame, other, left_positions, right_positions
-            )
-        else:
-            field_columns, comparison = _score_text_field(
-                spec,
-                frame,
-                other,
-                left_positions,
-                right_positions,
-                estimate_config=MinHashConfig(
-                    num_perm=num_perm, seed=seed, shingle=spec.shingle_config
-                )
-                if estimate
-                else None,
-                owner=owner,
-            )
         columns.update(field_columns)
         comparisons[spec.label] = comparison
         weights.append(spec.weight)

@@ -121,10 +121,40 @@ def normalize(
         array = pc.ascii_lower(array) if ascii_only else pc.utf8_lower(array)
     if config.strip_punctuation:
         array = pc.replace_substring_regex(array, _PUNCTUATION, "")
-    if config.collapse_whitespace and whitespace:
+    if (
+        config.collapse_whitespace
+        and whitespace
+        and (not ascii_only or _ascii_needs_collapse(array))
+    ):
         array = pc.replace_substring_regex(array, _WHITESPACE_RUN, " ")
         array = pc.utf8_trim(array, characters=" ")
     return array
+
+
+#: ASCII whitespace other than the space itself (what str.isspace() accepts).
+_OTHER_ASCII_WHITESPACE = np.array([9, 10, 11, 12, 13, 28, 29, 30, 31], np.uint8)
+
+
+def _ascii_needs_collapse(array: pa.Array) -> bool:
+    """Tell whether ASCII text has whitespace to collapse or trim.
+
+    A scan of the bytes, much cheaper than the regular expression it spares
+    when (as usual) every value is already single-spaced and trimmed.
+    """
+    array = pc.fill_null(array, "").cast(pa.large_string())
+    _, offsets_buffer, data_buffer = array.buffers()
+    if data_buffer is None:
+        return False
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int64)
+    offsets = offsets[array.offset : array.offset + len(array) + 1]
+    data = np.frombuffer(data_buffer, dtype=np.uint8)[offsets[0] : offsets[-1]]
+    offsets = offsets - offsets[0]
+    space = data == 32
+    if np.isin(data, _OTHER_ASCII_WHITESPACE).any() or (space[1:] & space[:-1]).any():
+        return True
+    starts, ends = offsets[:-1], offsets[1:]
+    filled = ends > starts
+    return bool(space[starts[filled]].any() or space[ends[filled] - 1].any())
 
 
 def codepoints(

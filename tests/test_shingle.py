@@ -41,6 +41,20 @@ def test_normalize_options(options, value, expected):
     assert normalized([value], **options) == [expected]
 
 
+@given(
+    st.lists(
+        st.one_of(st.none(), st.text(alphabet="aB \t\n\x0b\x1c.", max_size=12)),
+        max_size=8,
+    )
+)
+def test_ascii_whitespace_is_collapsed_like_split(strings):
+    """ASCII text skips the regular expression when nothing needs collapsing."""
+    expected = [None if s is None else " ".join(s.lower().split()) for s in strings]
+    assert normalized(strings) == expected
+    sliced = pa.array(["x", *strings], pa.large_string()).slice(1)
+    assert lf.normalize(sliced, ShingleConfig()).to_pylist() == expected
+
+
 def test_normalize_keeps_nulls():
     assert normalized([None, "A"]) == [None, "a"]
 
