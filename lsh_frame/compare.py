@@ -98,19 +98,18 @@ def _encode(
     if right is not None:
         arrays.append(_field_text(right, spec, owner=owner))
     raw = pa.concat_arrays(arrays) if len(arrays) > 1 else arrays[0]
-    # Normalise each distinct raw value once, then merge the raw values that
-    # normalise alike: far cheaper than normalising every record.
-    raw_encoded = raw.dictionary_encode()
-    normalized = normalize(raw_encoded.dictionary, spec.shingle_config)
-    blank = pc.fill_null(pc.equal(normalized, ""), True)
-    normalized = pc.if_else(blank, pa.scalar(None, normalized.type), normalized)
-    encoded = normalized.dictionary_encode()
-    recode = np.append(pc.fill_null(encoded.indices, -1).to_numpy(), -1)
-    raw_codes = pc.fill_null(raw_encoded.indices, -1).to_numpy()
-    codes = recode[raw_codes].astype(np.int64)
+    # Normalise each distinct raw value once: far cheaper than normalising
+    # every record. Raw values that normalise alike keep their own codes (a
+    # second encoding costs more than it saves); every comparison of their
+    # normalised text still gives exactly what equal codes give.
+    encoded = raw.dictionary_encode()
+    normalized = normalize(encoded.dictionary, spec.shingle_config)
+    blank = pc.fill_null(pc.equal(normalized, ""), True).to_numpy(zero_copy_only=False)
+    recode = np.append(np.where(blank, -1, np.arange(blank.size)), -1)
+    codes = recode[pc.fill_null(encoded.indices, -1).to_numpy()]
     split = len(left)
     return _Encoded(
-        dictionary=encoded.dictionary,
+        dictionary=normalized,
         left=codes[:split],
         right=codes[split:] if right is not None else codes,
     )
@@ -286,7 +285,11 @@ def _score_text_field(
     if comparison == "jaccard":
         field_score = jaccard
     elif comparison == "exact":
-        field_score = spread(1.0, np.zeros(distinct.size))
+        same_text = pc.equal(
+            encoded.dictionary.take(pa.array(distinct_low)),
+            encoded.dictionary.take(pa.array(distinct_high)),
+        )
+        field_score = spread(1.0, same_text.to_numpy(zero_copy_only=False) * 1.0)
     else:
         field_score = spread(
             1.0, _fuzzy(encoded.dictionary, distinct_low, distinct_high, comparison)

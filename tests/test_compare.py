@@ -159,6 +159,15 @@ def test_auto_comparison_follows_the_number_of_words():
     }
 
 
+@pytest.mark.parametrize("comparison", [*sorted(SCORER_REFERENCE), "jaccard"])
+def test_values_that_normalise_alike_score_one(comparison):
+    frame = pd.DataFrame({"name": ["John  Smith", "john smith", "JOHN SMITH "]})
+    pairs = pd.DataFrame({"left": [0, 0, 1], "right": [1, 2, 2]})
+    scored = lf.score(frame, pairs, [lf.Field("name", compare=comparison)])
+    assert scored["name_score"].tolist() == [1.0, 1.0, 1.0]
+    assert scored["name_jaccard"].tolist() == [1.0, 1.0, 1.0]
+
+
 def test_missing_and_blank_values_give_nan_not_zero():
     frame = pd.DataFrame(
         {
