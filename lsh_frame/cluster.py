@@ -69,8 +69,10 @@ def cluster(
         ``entity_id`` (int64) on ``frame``'s index; with ``other``, a second
         Series on ``other``'s index sharing the same ids. Ids are numbered 0, 1,
         2 ... in order of each entity's first row (``frame`` first, then
-        ``other``), so they depend only on the rows and the links, never on the
-        order of the pairs. Rows without a link are entities of their own.
+        ``other``) in the sorted order of the index labels, so they depend only
+        on the labels and the links: not on the order of the pairs, nor of the
+        rows (for labels that cannot be sorted, such as mixed types, the rows'
+        order is used). Rows without a link are entities of their own.
 
     Examples
     --------
@@ -101,17 +103,36 @@ def cluster(
     right_frame = frame if other is None else other
     first = _positions(linked["left"], frame.index, "left", owner)
     second = _positions(linked["right"], right_frame.index, "right", owner)
+    # Nodes are numbered in the order of the index labels (left table first),
+    # so the ids do not change when the rows are reordered.
+    rank = _label_rank(frame.index)
+    first = rank[first]
+    second = _label_rank(right_frame.index)[second]
     nodes = len(frame)
     if other is not None:
         second = second + len(frame)
         nodes += len(other)
-    ids = first_appearance_ids(components(nodes, first, second))
+        rank = np.concatenate([rank, _label_rank(other.index) + len(frame)])
+    ids = first_appearance_ids(components(nodes, first, second))[rank]
     _warn_large(ids, warn_size)
     left_ids = pd.Series(ids[: len(frame)], index=frame.index, name="entity_id")
     if other is None:
         return left_ids
     right_ids = pd.Series(ids[len(frame) :], index=other.index, name="entity_id")
     return left_ids, right_ids
+
+
+def _label_rank(index: pd.Index) -> npt.NDArray[np.int64]:
+    """Return each row's position in label order (row order if unsortable)."""
+    if index.is_monotonic_increasing:
+        return np.arange(len(index), dtype=np.int64)
+    try:
+        order = index.argsort(kind="stable")
+    except TypeError:  # labels of mixed types have no order: keep the rows'
+        return np.arange(len(index), dtype=np.int64)
+    rank = np.empty(len(index), dtype=np.int64)
+    rank[order] = np.arange(len(index), dtype=np.int64)
+    return rank
 
 
 def _warn_large(ids: npt.NDArray[np.int64], warn_size: int) -> None:

@@ -57,22 +57,45 @@ def test_ids_do_not_depend_on_pair_order(edges, random):
     swapped = shuffled.rename(columns={"left": "right", "right": "left"})
     pd.testing.assert_series_equal(lf.cluster(frame, shuffled, warn_size=100), ids)
     pd.testing.assert_series_equal(lf.cluster(frame, swapped, warn_size=100), ids)
-    assert ids.iloc[0] == 0
-    # Numbered by first appearance: each new id is one more than the largest so far.
-    seen = np.maximum.accumulate(ids.to_numpy())
+    in_label_order = ids.sort_index().to_numpy()
+    assert in_label_order[0] == 0
+    # Numbered by first appearance in label order: each new id is one more than
+    # the largest so far.
+    seen = np.maximum.accumulate(in_label_order)
     assert (np.diff(np.concatenate([[-1], seen])) <= 1).all()
 
 
-def test_partition_does_not_depend_on_row_order():
+def test_ids_do_not_depend_on_row_order():
     customers = lf.datasets.make_customers(1_500, seed=4)
     scored = lf.pairs(customers, ["given_name", "surname", "date_of_birth"])
     ids = lf.cluster(customers, scored)
     shuffled = customers.sample(frac=1, random_state=3)
     reordered = lf.cluster(shuffled, scored)
-    assert partition(ids) == partition(reordered)
-    assert ids.index.equals(customers.index)
+    pd.testing.assert_series_equal(reordered.sort_index(), ids)
     assert reordered.index.equals(shuffled.index)
     assert ids.name == "entity_id" and ids.dtype == np.int64
+    assert ids.nunique() < len(ids)  # some rows were linked
+
+
+def test_ids_follow_label_order_and_unsortable_labels_keep_row_order():
+    frame = pd.DataFrame({"x": list("abcd")}, index=["d", "b", "c", "a"])
+    pairs = pd.DataFrame({"left": ["d"], "right": ["c"]})
+    assert lf.cluster(frame, pairs).to_dict() == {"d": 2, "b": 1, "c": 2, "a": 0}
+    mixed = frame.set_axis(["d", 2, "c", 1.5])
+    links = pd.DataFrame({"left": ["d"], "right": ["c"]})
+    assert lf.cluster(mixed, links).tolist() == [0, 1, 0, 2]
+
+
+def test_link_ids_do_not_depend_on_row_order():
+    customers = lf.datasets.make_customers(1_200, seed=6)
+    left, right = customers.iloc[:600], customers.iloc[600:]
+    scored = lf.pairs(left, ["given_name", "surname"], other=right)
+    left_ids, right_ids = lf.cluster(left, scored, other=right)
+    shuffled = lf.cluster(
+        left.iloc[::-1], scored, other=right.sample(frac=1, random_state=1)
+    )
+    pd.testing.assert_series_equal(shuffled[0].sort_index(), left_ids)
+    pd.testing.assert_series_equal(shuffled[1].sort_index(), right_ids)
 
 
 def test_uses_match_column_and_min_score_cuts_weak_links():
