@@ -300,8 +300,15 @@ def _field_text(frame: pd.DataFrame, spec: Field, *, owner: str) -> pa.Array:
     arrays = [text_array(frame[column], owner=owner) for column in spec.columns]
     if len(arrays) == 1:
         return arrays[0]
+    # Join pairwise and fall back to whichever side is present: the same as
+    # null_handling="skip", which (pyarrow 26) drops rows whose every input is
+    # null instead of returning null for them.
     separator = pa.scalar(" ", pa.large_string())
-    return pc.binary_join_element_wise(*arrays, separator, null_handling="skip")
+    joined = arrays[0]
+    for array in arrays[1:]:
+        both = pc.binary_join_element_wise(joined, array, separator)
+        joined = pc.coalesce(both, joined, array)
+    return joined
 
 
 def _exact_keys(

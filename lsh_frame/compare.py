@@ -550,7 +550,9 @@ def score(
                     shown = table[spec.columns[0]].iloc[positions].to_numpy()
                 else:
                     text = _field_text(table, spec, owner=owner)
-                    shown = text.take(pa.array(positions)).to_pandas().to_numpy()
+                    shown = pd.arrays.ArrowExtensionArray(
+                        text.take(pa.array(positions))
+                    )
                 columns[f"{spec.label}_{side}"] = shown
         columns.update(field_columns)
         comparisons[spec.label] = comparison

@@ -451,3 +451,26 @@ def test_set_table_tokens_equal_to_the_padding_still_count():
     first, second = np.array([0, 0, 1, 2, 3]), np.array([1, 2, 2, 3, 0])
     assert table.intersection_sizes(first, second).tolist() == [2, 1, 0, 0, 0]
     assert table.sizes.tolist() == [3, 2, 1, 0]
+
+
+def test_multi_column_field_with_rows_missing_every_column():
+    frame = pd.DataFrame(
+        {
+            "given": [None, "ann", "ann", "bob", None],
+            "surname": [None, "lee", "lee", None, "ray"],
+        }
+    )
+    field = lf.Field(["given", "surname"], name="name")
+    pairs = pd.DataFrame({"left": [1, 1, 0, 3], "right": [2, 3, 1, 4]})
+    scored = lf.score(frame, pairs, field, values=True, min_score=0.5)
+    assert scored["name_left"].fillna("-").tolist() == [
+        "ann lee",
+        "ann lee",
+        "-",
+        "bob",
+    ]
+    assert scored["name_right"].tolist() == ["ann lee", "bob", "ann lee", "ray"]
+    assert scored["name_score"].iloc[0] == 1.0
+    assert np.isnan(scored["name_score"].iloc[2])
+    exact = lf.candidates(frame, [lf.Field(["given", "surname"], blocking="exact")])
+    assert exact[["left", "right"]].values.tolist() == [[1, 2]]
