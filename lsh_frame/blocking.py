@@ -881,13 +881,15 @@ def pairs_from_context(
     right_index = (
         context.right_index if context.right_index is not None else context.left_index
     )
-    return pd.DataFrame(
+    pairs = pd.DataFrame(
         {
             "left": context.left_index.take(left_positions),
             "right": right_index.take(right_positions),
             "found_by": _found_by(masks, [key.label for key in context.keys]),
         }
     )
+    pairs.attrs["lsh_frame"] = {"link": context.link}
+    return pairs
 
 
 def _found_by(masks: npt.NDArray[np.uint64], labels: list[str]) -> pd.Categorical:

@@ -569,6 +569,7 @@ def score(
     result.attrs = {
         **pairs.attrs,
         "lsh_frame": {
+            "link": other is not None,
             "min_score": chosen,
             "min_score_rule": "auto" if min_score == "auto" else "given",
             "compare": comparisons,

@@ -153,28 +153,49 @@ def _check_pair_frame(pairs: pd.DataFrame, role: str) -> pd.DataFrame:
     return pairs
 
 
-def _codes(frames: list[pd.DataFrame], link: bool) -> list[npt.NDArray[np.int64]]:
-    """Distinct pair codes of each frame, in one label space.
+@dataclass(frozen=True)
+class _PairCodes:
+    """Distinct pairs of several frames as integer codes in one label space.
 
-    For one table a pair and its swap get the same code.
+    A code is ``left * size + right`` over factorised labels. For one table a
+    pair and its swap share a code and a record paired with itself is left
+    out (it says nothing about matching).
     """
-    lefts = [frame["left"].to_numpy() for frame in frames]
-    rights = [frame["right"].to_numpy() for frame in frames]
-    if link:
-        left_codes, _ = pd.factorize(np.concatenate(lefts))
-        right_codes, right_labels = pd.factorize(np.concatenate(rights))
+
+    codes: list[npt.NDArray[np.int64]]
+    left_labels: npt.NDArray[Any]
+    right_labels: npt.NDArray[Any]
+    size: int
+
+    @classmethod
+    def of(cls, frames: list[pd.DataFrame], link: bool) -> _PairCodes:
+        lefts = [frame["left"].to_numpy() for frame in frames]
+        rights = [frame["right"].to_numpy() for frame in frames]
+        if link:
+            left_codes, left_labels = pd.factorize(np.concatenate(lefts))
+            right_codes, right_labels = pd.factorize(np.concatenate(rights))
+            keep = np.ones(left_codes.size, dtype=bool)
+        else:
+            both, left_labels = pd.factorize(np.concatenate(lefts + rights))
+            right_labels = left_labels
+            half = both.size // 2
+            first, second = both[:half], both[half:]
+            left_codes = np.minimum(first, second)
+            right_codes = np.maximum(first, second)
+            keep = first != second
         size = max(len(right_labels), 1)
-    else:
-        both, labels = pd.factorize(np.concatenate(lefts + rights))
-        half = both.size // 2
-        first, second = both[:half], both[half:]
-        left_codes, right_codes = np.minimum(first, second), np.maximum(first, second)
-        size = max(len(labels), 1)
-    coded = left_codes.astype(np.int64) * np.int64(size) + right_codes
-    bounds = np.cumsum([0] + [len(frame) for frame in frames])
-    return [
-        sorted_unique(coded[start:stop]) for start, stop in itertools.pairwise(bounds)
-    ]
+        coded = left_codes.astype(np.int64) * np.int64(size) + right_codes
+        bounds = np.cumsum([0] + [len(frame) for frame in frames])
+        codes = [
+            sorted_unique(coded[start:stop][keep[start:stop]])
+            for start, stop in itertools.pairwise(bounds)
+        ]
+        return cls(codes, np.asarray(left_labels), np.asarray(right_labels), size)
+
+    def labels(self, codes: npt.NDArray[np.int64]) -> tuple[pd.Series, pd.Series]:
+        """Return the (left, right) labels of coded pairs."""
+        left, right = np.divmod(codes, np.int64(self.size))
+        return pd.Series(self.left_labels[left]), pd.Series(self.right_labels[right])
 
 
 def _contingency_pairs(predicted: _Ids, truth: _Ids, link: bool) -> int:
@@ -223,8 +244,11 @@ def evaluate(
         The true pairs (``left``, ``right``), or the true entity id of every
         record (a tuple of two Series when linking).
     link : bool, optional
-        Whether pairs join two tables; inferred from tuples of ids, else
-        False (pairs of one table are unordered).
+        Whether pairs join two tables. Inferred: from tuples of ids, or from
+        pairs made by :func:`lsh_frame.candidates` / :func:`lsh_frame.score`
+        with ``other=`` (they say so in ``attrs``); else False. Pairs of one
+        table are unordered and a record paired with itself is ignored; pairs
+        of two tables are ordered. Repeated pairs count once.
     records : int, tuple of two ints, DataFrame or tuple of two DataFrames
         The record count(s), for the reduction ratio; known from entity ids.
 
@@ -247,6 +271,8 @@ def evaluate(
     result_ids = _as_ids(result, "result")
     if link is None:
         link = any(found is not None and found[1] for found in (truth_ids, result_ids))
+        if isinstance(result, pd.DataFrame):
+            link = link or bool(result.attrs.get("lsh_frame", {}).get("link", False))
     for found, role in ((truth_ids, "truth"), (result_ids, "result")):
         if found is not None and found[1] != link:
             raise ConfigError(
@@ -266,37 +292,28 @@ def evaluate(
         predicted_pairs = result_pairs[predicted_mask]
 
     if result_ids is None and truth_ids is None:
-        candidates, predicted, true = _codes(
+        candidates, predicted, true = _PairCodes.of(
             [result_pairs, predicted_pairs, truth_pairs], link
-        )
+        ).codes
         true_candidates = np.intersect1d(candidates, true, assume_unique=True).size
         true_positives = np.intersect1d(predicted, true, assume_unique=True).size
         counts = (true.size, predicted.size, true_positives, candidates.size)
     elif result_ids is None:
         assert truth_ids is not None
         ids = truth_ids[0]
-        candidates, predicted = _codes([result_pairs, predicted_pairs], link)
-        if candidates.size != len(result_pairs):
-            raise ConfigError(
-                "The result pairs repeat a pair. Remove repeated pairs first."
-            )
-        same = ids.same(result_pairs["left"], result_pairs["right"], "true")
-        true_candidates = int(same.sum())
-        true_positives = int(same[predicted_mask].sum())
-        counts = (
-            ids.pair_count(link),
-            predicted.size,
-            true_positives,
-            candidates.size,
-        )
+        coded = _PairCodes.of([result_pairs, predicted_pairs], link)
+        candidates, predicted = coded.codes
+        true_candidates = int(ids.same(*coded.labels(candidates), "true").sum())
+        true_positives = int(ids.same(*coded.labels(predicted), "true").sum())
+        counts = (ids.pair_count(link), predicted.size, true_positives, candidates.size)
     elif truth_ids is None:
         ids = result_ids[0]
-        (true,) = _codes([truth_pairs], link)
-        same = ids.same(truth_pairs["left"], truth_pairs["right"], "predicted")
-        unique_true = _codes([truth_pairs[same]], link)[0].size
+        coded = _PairCodes.of([truth_pairs], link)
+        (true,) = coded.codes
+        true_positives = int(ids.same(*coded.labels(true), "predicted").sum())
         predicted_count = ids.pair_count(link)
-        true_candidates = unique_true
-        counts = (true.size, predicted_count, unique_true, predicted_count)
+        true_candidates = true_positives
+        counts = (true.size, predicted_count, true_positives, predicted_count)
     else:
         predicted_count = result_ids[0].pair_count(link)
         true_positives = _contingency_pairs(result_ids[0], truth_ids[0], link)

@@ -116,9 +116,36 @@ def test_perfect_result_and_empty_prediction():
             lf.ConfigError,
             "records",
         ),
-        (frame_of([(0, 1), (1, 0)]), pd.Series([0, 0]), {}, lf.ConfigError, "repeat"),
     ],
 )
 def test_bad_input(result, truth, options, error, message):
     with pytest.raises(error, match=message):
         lf.evaluate(result, truth, **options)
+
+
+def test_self_pairs_and_repeats_in_one_table_are_ignored():
+    ids = pd.Series([1, 1, 2, 3], index=[0, 1, 2, 3])
+    merged = ids.rename("entity").reset_index()
+    truth = merged.merge(merged, on="entity").rename(
+        columns={"index_x": "left", "index_y": "right"}
+    )  # both orders and self pairs, as a self-merge gives them
+    clusters = pd.Series([0, 0, 1, 2], index=[0, 1, 2, 3])
+    assert lf.evaluate(clusters, truth).to_dict()["precision"] == 1.0
+    assert lf.evaluate(clusters, truth).true_pairs == 1
+    result = frame_of([(0, 1), (1, 0), (2, 2)])
+    for against in (truth, ids):
+        evaluation = lf.evaluate(result, against)
+        assert (evaluation.predicted_pairs, evaluation.true_positives) == (1, 1)
+
+
+def test_link_is_read_from_pairs_built_with_other():
+    left = pd.DataFrame({"name": ["john smith", "mary jones"]})
+    right = pd.DataFrame({"name": ["mary jones", "john smith"]})
+    pairs = pd.DataFrame({"left": [0, 1], "right": [1, 0]})
+    scored = lf.score(left, pairs, "name", other=right, min_score=0.5)
+    truth = frame_of([(0, 1)])
+    evaluation = lf.evaluate(scored, truth)
+    assert (evaluation.predicted_pairs, evaluation.precision) == (2, 0.5)
+    assert lf.evaluate(scored, truth, link=False).predicted_pairs == 1
+    candidates = lf.candidates(left, "name", other=right, threshold=0.5)
+    assert candidates.attrs["lsh_frame"]["link"] is True
