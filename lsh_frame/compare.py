@@ -73,7 +73,7 @@ _AUTO_MIN_PAIRS = 100
 _AUTO_BINS = 50
 _AUTO_SMOOTHING = 5
 #: Pairs of signature rows compared at a time (bounds the temporaries).
-_ESTIMATE_CHUNK = 200_000
+_ESTIMATE_CHUNK = 65_536
 
 MinScore = float | Literal["auto"]
 
@@ -203,13 +203,24 @@ def _has_shingles(
 
 
 def _agreement(
-    first: npt.NDArray, second: npt.NDArray, valid: npt.NDArray[np.bool_]
+    left_matrix: npt.NDArray,
+    right_matrix: npt.NDArray,
+    left_rows: npt.NDArray[np.int64],
+    right_rows: npt.NDArray[np.int64],
+    valid: npt.NDArray[np.bool_],
 ) -> npt.NDArray[np.float64]:
-    """Share of equal signature values of row pairs; NaN where a row is unsigned."""
-    result = np.full(first.shape[0], np.nan)
-    for start in range(0, first.shape[0], _ESTIMATE_CHUNK):
+    """Share of equal signature values of row pairs; NaN where a row is unsigned.
+
+    Rows are gathered a chunk at a time, so memory does not grow with the
+    number of pairs.
+    """
+    result = np.full(left_rows.size, np.nan)
+    for start in range(0, left_rows.size, _ESTIMATE_CHUNK):
         stop = start + _ESTIMATE_CHUNK
-        result[start:stop] = (first[start:stop] == second[start:stop]).mean(axis=1)
+        equal = (
+            left_matrix[left_rows[start:stop]] == right_matrix[right_rows[start:stop]]
+        )
+        result[start:stop] = equal.mean(axis=1)
     result[~valid] = np.nan
     return result
 
@@ -274,8 +285,10 @@ def _score_text_field(
         at_low = value_sets.position(distinct_low)
         at_high = value_sets.position(distinct_high)
         agreement = _agreement(
-            value_sets.signatures[at_low],
-            value_sets.signatures[at_high],
+            value_sets.signatures,
+            value_sets.signatures,
+            at_low,
+            at_high,
             value_sets.signed[at_low] & value_sets.signed[at_high],
         )
         signed_equal = np.where(
@@ -326,8 +339,10 @@ def _score_signature_field(
             left_config, right_config, left_name=spec.label, right_name=spec.label
         )
     agreement = _agreement(
-        left_matrix[left_positions],
-        right_matrix[right_positions],
+        left_matrix,
+        right_matrix,
+        left_positions,
+        right_positions,
         left_valid[left_positions] & right_valid[right_positions],
     )
     return {

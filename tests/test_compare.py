@@ -271,7 +271,7 @@ def test_estimate_tracks_exact_jaccard():
     assert (scored["text_estimate"][same] == 1).all()
 
 
-def test_signature_field_is_scored_by_its_estimate(customers):
+def test_signature_field_is_scored_by_its_estimate(customers, monkeypatch):
     frame = customers[["surname"]].assign(signature=customers.lsh.minhash("surname"))
     pairs = pd.DataFrame({"left": np.arange(200), "right": np.arange(200, 400)})
     scored = lf.score(frame, pairs, "signature", min_score=0.5)
@@ -283,6 +283,9 @@ def test_signature_field_is_scored_by_its_estimate(customers):
     np.testing.assert_allclose(
         scored["signature_score"], expected.astype(float), equal_nan=True
     )
+    monkeypatch.setattr(compare, "_ESTIMATE_CHUNK", 7)  # gathered in slices
+    sliced = lf.score(frame, pairs, "signature", min_score=0.5)
+    pd.testing.assert_series_equal(sliced["signature_score"], scored["signature_score"])
     with pytest.raises(lf.ConfigError, match="signatures"):
         lf.score(frame, pairs, lf.Field("signature", compare="ratio"))
 
