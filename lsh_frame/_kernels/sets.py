@@ -159,37 +159,27 @@ def padded_sets(
 
 
 def padded_intersection_sizes(
-    left_rows: npt.NDArray[np.uint64],
-    right_rows: npt.NDArray[np.uint64],
-    first: npt.NDArray[np.int64],
-    second: npt.NDArray[np.int64],
-    width: int,
+    left_rows: npt.NDArray[np.uint64], right_rows: npt.NDArray[np.uint64]
 ) -> npt.NDArray[np.int64]:
-    """``|set[first[p]] ∩ set[second[p]]|`` for sets of at most ``width`` tokens.
+    """``|left_rows[p] ∩ right_rows[p]|`` for padded rows of one width.
 
-    ``left_rows`` and ``right_rows`` are the padded sets with their invalid
-    slots set to two different padding values that no token takes, so a plain
-    equality test counts exactly the shared tokens. Every token of one row is
-    compared with every token of the other (``width``² comparisons per pair,
-    in chunks): for short sets this beats sorting. A count never exceeds
-    ``width`` (sets have no repeats), so it is summed in bytes.
+    The rows' invalid slots hold two different padding values that no token
+    takes, so a plain equality test counts exactly the shared tokens. Every
+    token of one row is compared with every token of the other (``width``²
+    comparisons per pair): for short sets this beats sorting. A count never
+    exceeds the width (sets have no repeats), so it is summed in bytes.
 
     Examples
     --------
-    >>> hashes = np.array([1, 2, 3, 2, 3, 4], np.uint64)
-    >>> table = SetTable.build(hashes, np.array([0, 3, 6]))
-    >>> rows = (table.left_rows, table.right_rows)
-    >>> padded_intersection_sizes(*rows, np.array([0]), np.array([1]), 4)
+    >>> left = np.array([[1, 2, 3, _PAD]], np.uint64)
+    >>> right = np.array([[2, 3, 4, _RIGHT_PAD]], np.uint64)
+    >>> padded_intersection_sizes(left, right)
     array([2])
     """
-    result = np.empty(first.size, dtype=np.int64)
-    chunk = max(1, _MERGE_TOKENS // (width * width))
-    for start in range(0, first.size, chunk):
-        left = left_rows[first[start : start + chunk], :width, None]
-        right = right_rows[second[start : start + chunk], None, :width]
-        equal = (left == right).reshape(left.shape[0], width * width)
-        result[start : start + chunk] = equal.view(np.uint8).sum(axis=1, dtype=np.uint8)
-    return result
+    width = left_rows.shape[1]
+    equal = left_rows[:, :, None] == right_rows[:, None, :]
+    counts = equal.reshape(left_rows.shape[0], width * width).view(np.uint8)
+    return counts.sum(axis=1, dtype=np.uint8).astype(np.int64)
 
 
 #: Sets with more tokens than this are intersected by sorting, not padded.
@@ -201,18 +191,22 @@ _WIDTHS = (4, 8, 16, 32, 64)
 class SetTable:
     """Token sets of many values, ready for intersections with any pairing.
 
-    Short sets (at most ``PADDED_WIDTH`` tokens, repeats included) are laid out
-    as padded rows and intersected by direct comparison, in classes of width
-    4, 8, ... 64 so a pair of short sets pays for its own width only; pairs
-    involving a longer set fall back to the sort-merge of dense token ids (so
-    does everything in the one-in-10^13 case that a token hashes to a padding
-    value).
+    Short sets (at most ``PADDED_WIDTH`` tokens, repeats included) are kept as
+    sorted, padded rows in width classes 4, 8, ... 64 (each set in the
+    narrowest class that holds it, so memory stays proportional to the
+    tokens) and intersected by direct comparison at the wider width of the
+    two; pairs involving a longer set fall back to the sort-merge of dense
+    token ids (so does everything in the one-in-10^13 case that a token
+    hashes to a padding value).
     """
 
     hashes: npt.NDArray[np.uint64]
     offsets: npt.NDArray[np.int64]
-    left_rows: npt.NDArray[np.uint64]
-    right_rows: npt.NDArray[np.uint64]
+    #: Per width class: (left-padded rows, right-padded rows).
+    classes: list[tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]]
+    #: Each set's width class (index into the widths; -1: long) and row in it.
+    row_class: npt.NDArray[np.int64]
+    row_slot: npt.NDArray[np.int64]
     sizes: npt.NDArray[np.int64]
     padded: bool
 
@@ -222,25 +216,49 @@ class SetTable:
     ) -> SetTable:
         """Build the table from per-value token hashes in CSR form."""
         raw = np.diff(offsets)
-        short = raw <= PADDED_WIDTH
-        widest = int(raw[short].max()) if short.any() else 0
-        width = next(width for width in _WIDTHS if width >= widest)
-        keep = np.repeat(short, raw)
-        short_offsets = np.zeros(raw.size + 1, dtype=np.int64)
-        np.cumsum(np.where(short, raw, 0), out=short_offsets[1:])
-        matrix, valid = padded_sets(hashes[keep], short_offsets, width)
-        sizes = valid.sum(axis=1)
-        padded = not (matrix[valid] >= _RIGHT_PAD).any()
-        left_rows = np.where(valid, matrix, _PAD)
-        right_rows = np.where(valid, matrix, _RIGHT_PAD)
-        long_rows = np.flatnonzero(~short)
+        row_class = np.searchsorted(np.array(_WIDTHS), raw).astype(np.int64)
+        row_class[raw > PADDED_WIDTH] = -1
+        row_slot = np.zeros(raw.size, dtype=np.int64)
+        sizes = np.zeros(raw.size, dtype=np.int64)
+        classes = []
+        padded = True
+        for index, width in enumerate(_WIDTHS):
+            rows = np.flatnonzero(row_class == index)
+            row_slot[rows] = np.arange(rows.size)
+            matrix, valid = padded_sets(
+                hashes[gather(offsets, rows)],
+                np.concatenate([[0], np.cumsum(raw[rows])]).astype(np.int64),
+                width,
+            )
+            sizes[rows] = valid.sum(axis=1)
+            padded = padded and not (matrix[valid] >= _RIGHT_PAD).any()
+            classes.append(
+                (np.where(valid, matrix, _PAD), np.where(valid, matrix, _RIGHT_PAD))
+            )
+        long_rows = np.flatnonzero(row_class < 0)
         if long_rows.size:
             _, long_offsets = token_sets(
                 hashes[gather(offsets, long_rows)],
                 np.concatenate([[0], np.cumsum(raw[long_rows])]).astype(np.int64),
             )
             sizes[long_rows] = np.diff(long_offsets)
-        return cls(hashes, offsets, left_rows, right_rows, sizes, padded)
+        return cls(hashes, offsets, classes, row_class, row_slot, sizes, padded)
+
+    def _rows(
+        self, rows: npt.NDArray[np.int64], width_class: int, side: int
+    ) -> npt.NDArray[np.uint64]:
+        """Return padded rows of some sets, widened to one class's width."""
+        classes = self.row_class[rows]
+        if (classes == width_class).all():
+            return self.classes[width_class][side][self.row_slot[rows]]
+        width = _WIDTHS[width_class]
+        result = np.full((rows.size, width), (_PAD, _RIGHT_PAD)[side], np.uint64)
+        for index in range(width_class + 1):
+            chosen = np.flatnonzero(classes == index)
+            if chosen.size:
+                matrix = self.classes[index][side]
+                result[chosen, : _WIDTHS[index]] = matrix[self.row_slot[rows[chosen]]]
+        return result
 
     def intersection_sizes(
         self, first: npt.NDArray[np.int64], second: npt.NDArray[np.int64]
@@ -254,24 +272,24 @@ class SetTable:
         >>> table.intersection_sizes(np.array([0, 2]), np.array([0, 2])).tolist()
         [3, 94]
         """
-        raw = np.diff(self.offsets)
-        longest = np.maximum(raw[first], raw[second])
         result = np.zeros(first.size, dtype=np.int64)
-        merged = longest > PADDED_WIDTH if self.padded else longest >= 0
-        narrower = 0
-        for width in _WIDTHS if self.padded else ():
-            chosen = np.flatnonzero((longest > narrower) & (longest <= width))
-            narrower = width
-            if chosen.size:
-                result[chosen] = padded_intersection_sizes(
-                    self.left_rows,
-                    self.right_rows,
-                    first[chosen],
-                    second[chosen],
-                    width,
-                )
-        chosen = np.flatnonzero(merged)
+        pair_class = np.maximum(self.row_class[first], self.row_class[second])
+        long = (self.row_class[first] < 0) | (self.row_class[second] < 0)
+        if self.padded:
+            for index, width in enumerate(_WIDTHS):
+                chosen = np.flatnonzero((pair_class == index) & ~long)
+                step = max(1, _MERGE_TOKENS // (width * width))
+                for start in range(0, chosen.size, step):
+                    part = chosen[start : start + step]
+                    result[part] = padded_intersection_sizes(
+                        self._rows(first[part], index, 0),
+                        self._rows(second[part], index, 1),
+                    )
+        else:
+            long[:] = True
+        chosen = np.flatnonzero(long)
         if chosen.size:
+            raw = np.diff(self.offsets)
             rows, local = np.unique(
                 np.concatenate([first[chosen], second[chosen]]), return_inverse=True
             )
