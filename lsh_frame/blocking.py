@@ -67,9 +67,10 @@ class Field:
     Parameters
     ----------
     columns : column label or sequence of labels
-        Several columns form one record-level field: their shingles are pooled
-        into one set, so it does not matter in which column a word stands
-        (swapped given name and surname still match), unless ``tag_columns``.
+        Several columns form one record-level field: for blocking their
+        shingles are pooled into one set, so it does not matter in which column
+        a word stands (swapped given name and surname still match), unless
+        ``tag_columns``; for scoring, their text is joined by a space.
         A single column of MinHash signatures (from :func:`lsh_frame.minhash`)
         is used as it is: its signatures make the LSH key.
     shingle : {"char", "word", "stopword"}
@@ -381,7 +382,9 @@ def _check_frame(frame: Any, role: str, owner: str) -> pd.DataFrame:
 
 def _as_fields(fields: Any, owner: str) -> tuple[list[Field], bool]:
     """Return the fields and whether the caller gave only plain column names."""
-    if isinstance(fields, (str, Field)) or not isinstance(fields, Sequence):
+    if isinstance(fields, (pd.Index, pd.Series, np.ndarray)):
+        fields = fields.tolist()  # e.g. df.columns
+    elif isinstance(fields, (str, Field)) or not isinstance(fields, Sequence):
         fields = [fields]
     fields = list(fields)
     if not fields:

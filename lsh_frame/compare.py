@@ -21,6 +21,7 @@ cores and the sorted-set kernels for Jaccard.
 
 from __future__ import annotations
 
+import numbers
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -115,14 +116,24 @@ def _encode(
     )
 
 
-def _resolve_comparison(spec: Field, dictionary: pa.Array) -> str:
-    """Return the field's comparison; ``"auto"`` looks at how many words values hold."""
+def _resolve_comparison(spec: Field, tables: list[pd.DataFrame], owner: str) -> str:
+    """Return the field's comparison.
+
+    ``"auto"`` counts the rows (of all tables, so it does not depend on which
+    pairs are scored) whose value holds several words: more than half of the
+    non-blank values → ``"token_sort_ratio"``, else ``"ratio"``.
+    """
     if spec.compare != "auto":
         return spec.compare
-    if len(dictionary) == 0:
-        return "ratio"
-    several_words = pc.mean(pc.match_substring(dictionary, " ").cast(pa.int8()))
-    return "token_sort_ratio" if several_words.as_py() > 0.5 else "ratio"
+    texts = [_field_text(table, spec, owner=owner) for table in tables]
+    text = pc.utf8_trim_whitespace(
+        pa.concat_arrays(texts) if len(texts) > 1 else texts[0]
+    )
+    filled = pc.fill_null(pc.not_equal(text, ""), False)
+    several = pc.fill_null(pc.match_substring_regex(text, r"\s"), False)
+    values = pc.sum(filled.cast(pa.int64())).as_py() or 0
+    with_words = pc.sum(pc.and_(filled, several).cast(pa.int64())).as_py() or 0
+    return "token_sort_ratio" if values and with_words / values > 0.5 else "ratio"
 
 
 def _fuzzy(
@@ -232,11 +243,11 @@ def _score_text_field(
     left_positions: npt.NDArray[np.int64],
     right_positions: npt.NDArray[np.int64],
     *,
+    comparison: str,
     estimate_config: MinHashConfig | None,
     owner: str,
-) -> tuple[dict[str, npt.NDArray[np.float64]], str]:
+) -> dict[str, npt.NDArray[np.float64]]:
     encoded = _encode(spec, left, right, owner)
-    comparison = _resolve_comparison(spec, encoded.dictionary)
     first = encoded.left[left_positions]
     second = encoded.right[right_positions]
     present = (first >= 0) & (second >= 0)
@@ -308,7 +319,7 @@ def _score_text_field(
             1.0, _fuzzy(encoded.dictionary, distinct_low, distinct_high, comparison)
         )
     columns[f"{spec.label}_score"] = field_score
-    return columns, comparison
+    return columns
 
 
 def _score_signature_field(
@@ -385,9 +396,9 @@ def _check_min_score(min_score: Any, owner: str) -> MinScore:
     if isinstance(min_score, str) and min_score == "auto":
         return "auto"
     if (
-        isinstance(min_score, bool)
-        or not isinstance(min_score, (int, float))
-        or not 0 <= min_score <= 1
+        isinstance(min_score, (bool, np.bool_))
+        or not isinstance(min_score, numbers.Real)
+        or not 0 <= float(min_score) <= 1
     ):
         raise ConfigError(
             f"The 'min_score' parameter of {owner} must be a number in [0, 1] or "
@@ -407,8 +418,8 @@ def auto_min_score(scores: npt.NDArray[np.float64]) -> float:
     a 5-bin moving average, start at the top, climb to the highest-scoring
     peak, then walk down while the density keeps falling; the cut is the
     bottom of that valley (the middle of a flat bottom). It is kept within
-    ``AUTO_MIN_SCORE_RANGE``; with fewer than 100 scored pairs (too few to
-    see groups) it is ``DEFAULT_MIN_SCORE``.
+    ``AUTO_MIN_SCORE_RANGE``; with fewer than 100 scored pairs, or when all
+    scores are equal (no groups to see), it is ``DEFAULT_MIN_SCORE``.
 
     Examples
     --------
@@ -508,7 +519,48 @@ def score(
     0       0.947         1.0  0.974   True
     1       0.500         NaN  0.500  False
     """
-    owner = "score"
+    return _score(
+        frame,
+        pairs,
+        fields,
+        other=other,
+        min_score=min_score,
+        values=values,
+        estimate=estimate,
+        num_perm=num_perm,
+        seed=seed,
+        owner="score",
+    )
+
+
+def _rows_in_use(
+    table: pd.DataFrame, *positions: npt.NDArray[np.int64]
+) -> tuple[pd.DataFrame, list[npt.NDArray[np.int64]]]:
+    """Return the rows the pairs name, when they are few, and positions into them.
+
+    Scoring a handful of pairs (new records against a saved table, or one pair
+    to explain) then costs the rows it needs, not the whole table.
+    """
+    rows = sorted_unique(np.concatenate(positions))
+    if rows.size * 2 > len(table):
+        return table, list(positions)
+    return table.iloc[rows], [np.searchsorted(rows, part) for part in positions]
+
+
+def _score(
+    frame: pd.DataFrame,
+    pairs: pd.DataFrame,
+    fields: Any,
+    /,
+    *,
+    other: pd.DataFrame | None,
+    min_score: MinScore,
+    values: bool,
+    estimate: bool,
+    num_perm: int,
+    seed: int,
+    owner: str,
+) -> pd.DataFrame:
     frame = _check_frame(frame, "frame", owner)
     if other is not None:
         other = _check_frame(other, "other", owner)
@@ -525,27 +577,44 @@ def score(
         for table in (frame, other):
             if table is not None:
                 check_columns(table, list(spec.columns), owner)
+    if not any(spec.weight > 0 for spec in specs):
+        raise ConfigError(
+            f"Every field passed to {owner} has weight 0, so no pair can get a "
+            "combined score. Give at least one field a weight above 0."
+        )
     left_positions = _positions(pairs["left"], frame.index, "left", owner)
     right_positions = _positions(pairs["right"], right_frame.index, "right", owner)
+    tables = [frame] if other is None else [frame, other]
+    if other is None:
+        frame, (left_positions, right_positions) = _rows_in_use(
+            frame, left_positions, right_positions
+        )
+        right_frame = frame
+    else:
+        frame, (left_positions,) = _rows_in_use(frame, left_positions)
+        other, (right_positions,) = _rows_in_use(other, right_positions)
+        right_frame = other
 
     def score_field(spec: Field) -> tuple[dict[str, Any], str]:
         if _stored_config(frame, spec) is not None:
             return _score_signature_field(
                 spec, frame, other, left_positions, right_positions
             )
+        comparison = _resolve_comparison(spec, tables, owner)
         return _score_text_field(
             spec,
             frame,
             other,
             left_positions,
             right_positions,
+            comparison=comparison,
             estimate_config=MinHashConfig(
                 num_perm=num_perm, seed=seed, shingle=spec.shingle_config
             )
             if estimate
             else None,
             owner=owner,
-        )
+        ), comparison
 
     # Fields are independent and their numpy, pyarrow and rapidfuzz work
     # releases the GIL: score them on all cores. Results keep the fields' order.

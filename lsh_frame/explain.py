@@ -11,7 +11,7 @@ import pandas as pd
 import pyarrow as pa
 
 from lsh_frame.blocking import _as_fields, _field_text, _stored_config
-from lsh_frame.compare import score
+from lsh_frame.compare import _score
 from lsh_frame.config import ShingleConfig
 from lsh_frame.errors import ConfigTypeError
 from lsh_frame.shingle import normalize
@@ -201,12 +201,17 @@ def explain(
     specs, _ = _as_fields(fields, "explain")
     right_frame = frame if other is None else other
     one = pd.DataFrame({"left": [left], "right": [right]})
-    scored = score(
+    scored = _score(
         frame,
         one,
         specs,
         other=other,
         min_score=0.0 if min_score is None else min_score,
+        values=False,
+        estimate=False,
+        num_perm=128,
+        seed=1,
+        owner="explain",
     )
     if min_score is not None:
         match = bool(scored["match"].iloc[0])

@@ -490,3 +490,33 @@ def test_set_table_keeps_each_set_at_its_own_width():
         np.array([0, 1_000, 3]), np.array([1_000, 1_000, 3])
     )
     assert mixed.tolist() == [0, 60, 5]
+
+
+def test_scoring_a_few_pairs_equals_the_same_rows_of_a_full_scoring(customers):
+    fields = ["given_name", "street_address", lf.Field("surname", compare="jaccard")]
+    pairs = lf.candidates(customers, ["given_name", "surname", "date_of_birth"])
+    full = lf.score(customers, pairs, fields, min_score=0.8)
+    few = lf.score(customers, pairs.iloc[:5], fields, min_score=0.8)
+    pd.testing.assert_frame_equal(few, full.iloc[:5])
+    assert few.attrs["lsh_frame"]["compare"] == full.attrs["lsh_frame"]["compare"]
+    left, right = customers.iloc[:1000], customers.iloc[1000:]
+    link_pairs = lf.candidates(left, ["surname"], other=right)
+    linked = lf.score(left, link_pairs, fields, other=right, min_score=0.8)
+    pd.testing.assert_frame_equal(
+        lf.score(left, link_pairs.iloc[:3], fields, other=right, min_score=0.8),
+        linked.iloc[:3],
+    )
+
+
+def test_fields_from_an_index_and_numpy_min_score(customers, customer_pairs):
+    columns = customers.columns.drop("entity_id")[:3]
+    scored = lf.score(customers, customer_pairs, columns, min_score=np.float32(0.5))
+    assert [f"{name}_score" in scored for name in columns] == [True] * 3
+    assert scored.attrs["lsh_frame"]["min_score"] == 0.5
+
+
+def test_all_zero_weights_are_rejected():
+    frame = pd.DataFrame({"name": ["ann", "anne"]})
+    pairs = pd.DataFrame({"left": [0], "right": [1]})
+    with pytest.raises(lf.ConfigError, match="weight 0"):
+        lf.score(frame, pairs, [lf.Field("name", weight=0)])

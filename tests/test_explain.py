@@ -61,3 +61,9 @@ def test_explain_rejects_other_pair_shapes():
     frame = pd.DataFrame({"name": ["a", "b"]})
     with pytest.raises(lf.ConfigTypeError, match="pair"):
         lf.explain(frame, [0, 1], "name")
+
+
+def test_explain_names_itself_in_errors():
+    frame = pd.DataFrame({"name": ["a", "b"]})
+    with pytest.raises(lf.ColumnError, match="passed to explain"):
+        lf.explain(frame, (0, 7), "name")
