@@ -34,31 +34,35 @@ def python_jaccard(first, second, config):
     return len(left & right) / len(left | right)
 
 
+def csr_of(groups):
+    """Token hashes and offsets (CSR) of small integer sets, spread over 64 bits."""
+    hashes = np.array(
+        [value * 0x9E3779B97F4A7C15 % 2**64 for group in groups for value in group],
+        dtype=np.uint64,
+    )
+    offsets = np.concatenate([[0], np.cumsum([len(group) for group in groups])])
+    return hashes, offsets.astype(np.int64)
+
+
+def draw_pairs(data, count, max_size):
+    """Two equally long arrays of set indices below ``count``."""
+    first = data.draw(st.lists(st.integers(0, count - 1), max_size=max_size))
+    second = data.draw(
+        st.lists(st.integers(0, count - 1), min_size=len(first), max_size=len(first))
+    )
+    return np.array(first, dtype=np.int64), np.array(second, dtype=np.int64)
+
+
 @given(
     st.lists(st.frozensets(st.integers(0, 40), max_size=12), min_size=1, max_size=20),
     st.data(),
 )
 def test_intersection_kernel_matches_python_sets(collection, data):
-    hashes = np.array(
-        [value * 0x9E3779B97F4A7C15 % 2**64 for group in collection for value in group],
-        dtype=np.uint64,
-    )
-    offsets = np.concatenate([[0], np.cumsum([len(group) for group in collection])])
-    ids, set_offsets = sets.token_sets(hashes, offsets.astype(np.int64))
-    count = len(collection)
-    first = np.array(data.draw(st.lists(st.integers(0, count - 1), max_size=30)))
-    second = np.array(
-        data.draw(
-            st.lists(
-                st.integers(0, count - 1), min_size=first.size, max_size=first.size
-            )
-        )
-    )
-    got = sets.intersection_sizes(
-        ids, set_offsets, first.astype(np.int64), second.astype(np.int64)
-    )
+    ids, set_offsets = sets.token_sets(*csr_of(collection))
+    first, second = draw_pairs(data, len(collection), 30)
+    got = sets.intersection_sizes(ids, set_offsets, first, second)
     expected = [
-        len(collection[a] & collection[b]) for a, b in zip(first, second, strict=False)
+        len(collection[a] & collection[b]) for a, b in zip(first, second, strict=True)
     ]
     assert got.tolist() == expected
     assert np.diff(set_offsets).tolist() == [len(group) for group in collection]
@@ -421,22 +425,9 @@ def test_unknown_comparison_is_rejected():
     st.data(),
 )
 def test_set_table_matches_python_sets_for_short_and_long_sets(groups, data):
-    hashes = np.array(
-        [value * 0x9E3779B97F4A7C15 % 2**64 for group in groups for value in group],
-        dtype=np.uint64,
-    )
-    offsets = np.concatenate([[0], np.cumsum([len(group) for group in groups])])
-    table = sets.SetTable.build(hashes, offsets.astype(np.int64))
-    count = len(groups)
-    first = np.array(data.draw(st.lists(st.integers(0, count - 1), max_size=25)))
-    second = np.array(
-        data.draw(
-            st.lists(
-                st.integers(0, count - 1), min_size=first.size, max_size=first.size
-            )
-        )
-    )
-    got = table.intersection_sizes(first.astype(np.int64), second.astype(np.int64))
+    table = sets.SetTable.build(*csr_of(groups))
+    first, second = draw_pairs(data, len(groups), 25)
+    got = table.intersection_sizes(first, second)
     expected = [
         len(set(groups[a]) & set(groups[b])) for a, b in zip(first, second, strict=True)
     ]
