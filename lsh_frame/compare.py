@@ -482,10 +482,12 @@ def score(
     other : DataFrame, optional
         The right table when the pairs link two tables.
     min_score : float in [0, 1] or "auto"
-        Pairs whose ``score`` reaches it are matches. ``"auto"`` (default)
-        learns it from the scores without labels: the valley below the
-        highest group of scores (see :func:`auto_min_score`), kept in
-        [0.5, 0.95].
+        A number: pairs whose ``score`` reaches it are matches. ``"auto"``
+        (default) decides without labels, in two steps: the valley below the
+        highest group of scores (see :func:`auto_min_score`) splits the pairs
+        provisionally; then a :class:`MatchModel` learns from that split how
+        much agreeing, nearly agreeing or differing on each field says, and
+        pairs whose ``match_probability`` reaches 0.5 are matches.
     values : bool
         Also return both records' raw values of every field side by side
         (``<field>_left`` and ``<field>_right``), for review.
@@ -501,12 +503,16 @@ def score(
     DataFrame
         The pairs (same index, same columns) followed by, per field,
         ``<field>_jaccard``, ``<field>_estimate`` (when asked), ``<field>_score``,
-        then ``score`` and ``match`` (bool). All scores are in [0, 1] and NaN
-        where either value is missing or blank (and, for Jaccard, where either
-        value is shorter than one shingle). ``score`` is the mean of the field
-        scores present in both records weighted by ``Field.weight``; NaN when no
-        field is present in both. ``attrs["lsh_frame"]`` records the
-        ``min_score`` used and each field's comparison.
+        then ``score``, ``match_probability`` (with ``min_score="auto"``; NaN
+        when fewer than 100 pairs or a one-sided split leave nothing to learn,
+        and ``match`` then falls back to the provisional split) and ``match``
+        (bool). All scores are in [0, 1] and NaN where either value is missing
+        or blank (and, for Jaccard, where either value is shorter than one
+        shingle). ``score`` is the mean of the field scores present in both
+        records weighted by ``Field.weight``; NaN when no field is present in
+        both. ``attrs["lsh_frame"]`` records the ``min_score`` used, each
+        field's comparison and weight, and the learned model (``"model"``:
+        prior, and m, u and weight in bits per field and level).
 
     Examples
     --------
@@ -646,7 +652,24 @@ def _score(
     combined = _combine(field_scores, weights, len(pairs))
     chosen = auto_min_score(combined) if min_score == "auto" else min_score
     columns["score"] = combined
-    columns["match"] = np.nan_to_num(combined, nan=-1.0) >= chosen
+    match = np.nan_to_num(combined, nan=-1.0) >= chosen
+    model: MatchModel | None = None
+    if min_score == "auto":
+        counted = [
+            (spec.label, values)
+            for spec, values in zip(specs, field_scores, strict=True)
+            if spec.weight > 0
+        ]
+        model = MatchModel.learn(dict(counted), match)
+        probability = (
+            model.probability(dict(counted))
+            if model is not None
+            else np.full(len(pairs), np.nan)
+        )
+        columns["match_probability"] = probability
+        if model is not None:
+            match = probability >= 0.5
+    columns["match"] = match
     added = pd.DataFrame(columns, index=pairs.index)
     kept = pairs.drop(columns=[name for name in added.columns if name in pairs])
     result = pd.concat([kept, added], axis=1)
@@ -658,9 +681,96 @@ def _score(
             "min_score_rule": "auto" if min_score == "auto" else "given",
             "compare": comparisons,
             "weights": {spec.label: spec.weight for spec in specs},
+            "model": None if model is None else model.to_dict(),
         },
     }
     return result
+
+
+#: Agreement levels of a field score in the match model: a field agrees
+#: (score >= 0.99), nearly agrees (>= 0.8) or differs; missing values are
+#: neutral. The classic comparison vector of record linkage.
+_LEVEL_CUTS = (0.99, 0.8)
+_LEVEL_NAMES = ("agrees", "nearly agrees", "differs")
+#: Pseudo-count added to every level, so a level never seen has no infinite weight.
+_SMOOTHING = 0.5
+
+
+@dataclass(frozen=True)
+class MatchModel:
+    """Field weights learned from the candidates themselves, without labels.
+
+    The provisional split (``score >= min_score``) is taken as matches and
+    non-matches; for every field, how often it agrees, nearly agrees or differs
+    among each gives Fellegi and Sunter's m and u probabilities, and a pair's
+    match probability is the naive-Bayes posterior over the fields present in
+    both records. Because u comes from candidate non-matches (not random
+    pairs), fields that non-matching candidates share anyway (the address and
+    phone of a household) weigh little, and fields that tell people apart
+    (given name, date of birth) weigh a lot.
+    """
+
+    prior: float
+    m: dict[str, npt.NDArray[np.float64]]
+    u: dict[str, npt.NDArray[np.float64]]
+
+    @staticmethod
+    def levels(values: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
+        """Level of each field score (-1 where missing)."""
+        cuts = -np.asarray(_LEVEL_CUTS)
+        found = np.searchsorted(cuts, -np.nan_to_num(values, nan=0.0), side="right")
+        return np.where(np.isnan(values), -1, found)
+
+    @classmethod
+    def learn(
+        cls,
+        field_scores: dict[str, npt.NDArray[np.float64]],
+        match: npt.NDArray[np.bool_],
+    ) -> MatchModel | None:
+        """Fit on a provisional split; None when it has too few pairs or one side."""
+        matches = int(match.sum())
+        if match.size < _AUTO_MIN_PAIRS or matches == 0 or matches == match.size:
+            return None
+        m: dict[str, npt.NDArray[np.float64]] = {}
+        u: dict[str, npt.NDArray[np.float64]] = {}
+        size = len(_LEVEL_NAMES)
+        for label, values in field_scores.items():
+            level = cls.levels(values)
+            present = level >= 0
+            for table, chosen in ((m, match), (u, ~match)):
+                counts = np.bincount(level[present & chosen], minlength=size)
+                table[label] = (counts + _SMOOTHING) / (
+                    counts.sum() + size * _SMOOTHING
+                )
+        return cls(prior=matches / match.size, m=m, u=u)
+
+    def probability(
+        self, field_scores: dict[str, npt.NDArray[np.float64]]
+    ) -> npt.NDArray[np.float64]:
+        """Posterior probability that each pair is a match."""
+        size = next(iter(field_scores.values())).size
+        log_odds = np.full(size, np.log(self.prior / (1 - self.prior)))
+        for label, values in field_scores.items():
+            level = self.levels(values)
+            present = level >= 0
+            weight = np.log(self.m[label]) - np.log(self.u[label])
+            log_odds[present] += weight[level[present]]
+        return 1 / (1 + np.exp(-log_odds))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the learned numbers: prior, and m, u and weight (bits) per level."""
+        return {
+            "prior": self.prior,
+            "levels": list(_LEVEL_NAMES),
+            "fields": {
+                label: {
+                    "m": self.m[label].round(6).tolist(),
+                    "u": self.u[label].round(6).tolist(),
+                    "weight": np.log2(self.m[label] / self.u[label]).round(3).tolist(),
+                }
+                for label in self.m
+            },
+        }
 
 
 def _combine(

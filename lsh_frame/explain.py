@@ -81,6 +81,7 @@ class Explanation:
     fields: tuple[FieldExplanation, ...]
     score: float
     match: bool | None
+    probability: float | None = None
 
     def to_frame(self) -> pd.DataFrame:
         """One row per field: values, Jaccard, comparison, score, shingles."""
@@ -108,8 +109,14 @@ class Explanation:
             if self.match is None
             else (" -> match" if self.match else " -> no match")
         )
+        probability = (
+            ""
+            if self.probability is None or self.probability != self.probability
+            else f", match probability {self.probability:.3f}"
+        )
         lines = [
-            f"pair {self.left!r} ~ {self.right!r}: score {self.score:.3f}{decision}",
+            f"pair {self.left!r} ~ {self.right!r}: score {self.score:.3f}"
+            f"{probability}{decision}",
             f"found by: {self.found_by or '(not given)'}",
         ]
         for item in self.fields:
@@ -132,10 +139,13 @@ def _shown(shingles: tuple[str, ...], limit: int = 12) -> str:
     return text or "-"
 
 
-def _pair_of(pair: Any) -> tuple[Hashable, Hashable, str | None, bool | None]:
+def _pair_of(
+    pair: Any,
+) -> tuple[Hashable, Hashable, str | None, bool | None, float | None]:
     if isinstance(pair, pd.Series):
         found_by = pair.get("found_by")
         match = pair.get("match")
+        probability = pair.get("match_probability")
         left, right = (
             label.item() if isinstance(label, np.generic) else label
             for label in (pair["left"], pair["right"])
@@ -145,9 +155,10 @@ def _pair_of(pair: Any) -> tuple[Hashable, Hashable, str | None, bool | None]:
             right,
             None if found_by is None else str(found_by),
             None if match is None else bool(match),
+            None if probability is None else float(probability),
         )
     if isinstance(pair, tuple) and len(pair) == 2:
-        return pair[0], pair[1], None, None
+        return pair[0], pair[1], None, None, None
     raise ConfigTypeError(
         "The 'pair' argument of explain must be a row of a pair frame (for example "
         "scored.iloc[0]) or a (left label, right label) tuple. Got "
@@ -197,7 +208,7 @@ def explain(
           only left: 'jon', 'on '
           only right: 'joh', 'ohn', 'hn '
     """
-    left, right, found_by, match = _pair_of(pair)
+    left, right, found_by, match, probability = _pair_of(pair)
     specs, _ = _as_fields(fields, "explain")
     right_frame = frame if other is None else other
     one = pd.DataFrame({"left": [left], "right": [right]})
@@ -256,4 +267,5 @@ def explain(
         fields=tuple(explained),
         score=float(scored["score"].iloc[0]),
         match=match,
+        probability=None if min_score is not None else probability,
     )

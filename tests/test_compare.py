@@ -367,7 +367,50 @@ def test_default_decision_finds_duplicates_without_labels(customers):
     assert scored.attrs["lsh_frame"]["min_score_rule"] == "auto"
     # Households (shared surname, address, phone) must not pass as duplicates.
     assert result.precision > 0.95
-    assert result.recall > 0.75
+    assert result.recall > 0.8
+    model = scored.attrs["lsh_frame"]["model"]
+    assert set(model["fields"]) == {"given_name", "surname", "date_of_birth", "email"}
+    probability = scored["match_probability"]
+    assert ((probability >= 0) & (probability <= 1)).all()
+    assert (scored["match"] == (probability >= 0.5)).all()
+
+
+def test_match_model_weighs_fields_by_what_non_matches_share():
+    rng = np.random.default_rng(4)
+    size = 4_000
+    # Matches agree on both fields; non-matching candidates (relatives) agree on
+    # the shared field almost always and on the personal one almost never.
+    is_match = rng.random(size) < 0.25
+    shared = np.where(is_match | (rng.random(size) < 0.9), 1.0, 0.3)
+    personal = np.where(is_match, rng.choice([1.0, 0.85], size), 0.2)
+    personal[rng.random(size) < 0.1] = np.nan
+    score = (shared + np.nan_to_num(personal, nan=shared)) / 2
+    provisional = score >= 0.9
+    model = compare.MatchModel.learn(
+        {"shared": shared, "personal": personal}, provisional
+    )
+    weights = model.to_dict()["fields"]
+    assert weights["personal"]["weight"][2] < -3  # differing on it rules a pair out
+    assert abs(weights["shared"]["weight"][0]) < 1  # relatives share it anyway
+    found = model.probability({"shared": shared, "personal": personal}) >= 0.5
+    known = ~np.isnan(personal)  # without the personal field nothing tells them apart
+    assert (found == is_match)[known].mean() > 0.99
+
+
+def test_match_model_needs_both_groups_and_enough_pairs():
+    values = np.linspace(0, 1, 500)
+    assert compare.MatchModel.learn({"a": values}, np.zeros(500, bool)) is None
+    assert compare.MatchModel.learn({"a": values}, np.ones(500, bool)) is None
+    assert compare.MatchModel.learn({"a": values[:50]}, values[:50] > 0.5) is None
+    frame = pd.DataFrame({"name": ["ann", "anne", "bob"]})
+    few = lf.score(frame, pd.DataFrame({"left": [0, 0], "right": [1, 2]}), "name")
+    assert few["match_probability"].isna().all()  # nothing to learn from
+    assert few.attrs["lsh_frame"]["model"] is None
+    assert (few["match"] == (few["score"] >= compare.DEFAULT_MIN_SCORE)).all()
+    given = lf.score(
+        frame, pd.DataFrame({"left": [0], "right": [1]}), "name", min_score=0.5
+    )
+    assert "match_probability" not in given
 
 
 @pytest.mark.parametrize(

@@ -46,6 +46,7 @@ def test_explain_a_scored_pair():
     assert city.right is None and pd.isna(city.score)
     text = str(explanation)
     assert "found by" in text and "only left" in text and "-> match" in text
+    assert explanation.probability is None  # the pair was decided by min_score
     assert explanation.to_frame()["field"].tolist() == ["name", "city"]
 
 
@@ -67,3 +68,14 @@ def test_explain_names_itself_in_errors():
     frame = pd.DataFrame({"name": ["a", "b"]})
     with pytest.raises(lf.ColumnError, match="passed to explain"):
         lf.explain(frame, (0, 7), "name")
+
+
+def test_explain_shows_the_learned_match_probability():
+    customers = lf.datasets.make_customers(1_500, seed=2)
+    columns = ["given_name", "surname", "date_of_birth"]
+    scored = lf.pairs(customers, columns)
+    row = scored.iloc[0]
+    explanation = lf.explain(customers, row, columns)
+    assert explanation.probability == pytest.approx(row["match_probability"])
+    assert explanation.match == bool(row["match"])
+    assert "match probability" in str(explanation)
