@@ -68,6 +68,8 @@ SCORERS: dict[str, tuple[Callable[..., float], float]] = {
 DEFAULT_MIN_SCORE = 0.7
 #: ``"auto"`` keeps the learned ``min_score`` within this range.
 AUTO_MIN_SCORE_RANGE = (0.5, 0.95)
+#: Rows of a table that ``compare="auto"`` looks at (evenly spaced).
+_AUTO_COMPARE_ROWS = 20_000
 #: ``"auto"`` learns ``min_score`` only from at least this many scored pairs.
 _AUTO_MIN_PAIRS = 100
 #: Histogram bins, and the bins of its moving average, behind ``"auto"``.
@@ -119,13 +121,19 @@ def _encode(
 def _resolve_comparison(spec: Field, tables: list[pd.DataFrame], owner: str) -> str:
     """Return the field's comparison.
 
-    ``"auto"`` counts the rows (of all tables, so it does not depend on which
-    pairs are scored) whose value holds several words: more than half of the
-    non-blank values → ``"token_sort_ratio"``, else ``"ratio"``.
+    ``"auto"`` counts the rows whose value holds several words: more than half
+    of the non-blank values → ``"token_sort_ratio"``, else ``"ratio"``. It
+    looks at up to ``_AUTO_COMPARE_ROWS`` evenly spaced rows of each table (a
+    majority needs no more), never at which pairs are scored.
     """
     if spec.compare != "auto":
         return spec.compare
-    texts = [_field_text(table, spec, owner=owner) for table in tables]
+    texts = [
+        _field_text(
+            table.iloc[:: max(1, len(table) // _AUTO_COMPARE_ROWS)], spec, owner=owner
+        )
+        for table in tables
+    ]
     text = pc.utf8_trim_whitespace(
         pa.concat_arrays(texts) if len(texts) > 1 else texts[0]
     )
@@ -692,6 +700,7 @@ def _score(
 #: neutral. The classic comparison vector of record linkage.
 _LEVEL_CUTS = (0.99, 0.8)
 _LEVEL_NAMES = ("agrees", "nearly agrees", "differs")
+_MISSING = len(_LEVEL_NAMES)
 #: Pseudo-count added to every level, so a level never seen has no infinite weight.
 _SMOOTHING = 0.5
 
@@ -715,11 +724,14 @@ class MatchModel:
     u: dict[str, npt.NDArray[np.float64]]
 
     @staticmethod
-    def levels(values: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
-        """Level of each field score (-1 where missing)."""
-        cuts = -np.asarray(_LEVEL_CUTS)
-        found = np.searchsorted(cuts, -np.nan_to_num(values, nan=0.0), side="right")
-        return np.where(np.isnan(values), -1, found)
+    def levels(values: npt.NDArray[np.float64]) -> npt.NDArray[np.intp]:
+        """Level of each field score: 0 agrees, 1 nearly, 2 differs, 3 missing."""
+        agree, nearly = _LEVEL_CUTS
+        level = np.full(values.shape, 2, dtype=np.intp)
+        level -= values >= nearly
+        level -= values >= agree
+        level[np.isnan(values)] = _MISSING
+        return level
 
     @classmethod
     def learn(
@@ -734,14 +746,12 @@ class MatchModel:
         m: dict[str, npt.NDArray[np.float64]] = {}
         u: dict[str, npt.NDArray[np.float64]] = {}
         size = len(_LEVEL_NAMES)
+        side = match.astype(np.intp) * (size + 1)
         for label, values in field_scores.items():
-            level = cls.levels(values)
-            present = level >= 0
-            for table, chosen in ((m, match), (u, ~match)):
-                counts = np.bincount(level[present & chosen], minlength=size)
-                table[label] = (counts + _SMOOTHING) / (
-                    counts.sum() + size * _SMOOTHING
-                )
+            # One count of (side, level): non-matches first, then matches.
+            counts = np.bincount(cls.levels(values) + side, minlength=2 * (size + 1))
+            for table, part in ((u, counts[:size]), (m, counts[size + 1 : -1])):
+                table[label] = (part + _SMOOTHING) / (part.sum() + size * _SMOOTHING)
         return cls(prior=matches / match.size, m=m, u=u)
 
     def probability(
@@ -751,10 +761,9 @@ class MatchModel:
         size = next(iter(field_scores.values())).size
         log_odds = np.full(size, np.log(self.prior / (1 - self.prior)))
         for label, values in field_scores.items():
-            level = self.levels(values)
-            present = level >= 0
-            weight = np.log(self.m[label]) - np.log(self.u[label])
-            log_odds[present] += weight[level[present]]
+            # A missing value is neutral: weight 0 in the last slot.
+            weights = np.append(np.log(self.m[label] / self.u[label]), 0.0)
+            log_odds += weights[self.levels(values)]
         return 1 / (1 + np.exp(-log_odds))
 
     def to_dict(self) -> dict[str, Any]:
