@@ -54,17 +54,23 @@ def main() -> None:
     scored = records.lsh.pairs(columns)
     entity = records.lsh.cluster(scored)
     elapsed = time.perf_counter() - started
-    chosen = scored.attrs["lsh_frame"]["min_score"]
+    decided = scored.attrs["lsh_frame"]
     print(
         f"{len(scored):,} candidate pairs, {int(scored['match'].sum()):,} matches "
-        f"(min_score {chosen} learned from the scores), {entity.nunique():,} entities "
-        f"in {elapsed:.2f} s"
+        f"(provisional min_score {decided['min_score']}, then field weights learned "
+        f"from it), {entity.nunique():,} entities in {elapsed:.2f} s"
     )
+    if decided["model"] is not None:
+        print("Learned weight (bits) of each field when it agrees / nearly / differs:")
+        for field, numbers in decided["model"]["fields"].items():
+            print(
+                f"  {field:>15}: " + " / ".join(f"{w:+.1f}" for w in numbers["weight"])
+            )
     print("pairs:   ", lf.evaluate(scored, truth, records=len(records)))
     print("clusters:", lf.evaluate(entity, truth))
 
     # The pair closest to the decision, explained field by field.
-    nearest = (scored["score"] - chosen).abs().idxmin()
+    nearest = (scored["match_probability"] - 0.5).abs().idxmin()
     print()
     print(records.lsh.explain(scored.loc[nearest], columns))
 
