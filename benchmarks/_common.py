@@ -329,6 +329,22 @@ def run_child(script: str | Path, arguments: Sequence[str]) -> dict[str, Any]:
         return json.loads(out.read_text(encoding="utf8"))
 
 
+def report_header(title: str, packages: Iterable[str]) -> str:
+    """Markdown heading with the machine, the command line and the load at start."""
+    load = load_average()
+    log_to_stderr(title.split()[0].lower())(f"load average {load}")
+    return "\n".join(
+        [
+            f"# {title}",
+            "",
+            f"- Machine: {machine_description(packages)}",
+            f"- Command: `{command_line()}`",
+            f"- Load average (1, 5, 15 min) at start: {load}",
+            "",
+        ]
+    )
+
+
 def log_to_stderr(prefix: str) -> Callable[[str], None]:
     """A progress logger that writes ``[prefix] message`` to stderr."""
 

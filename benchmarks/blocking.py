@@ -1201,17 +1201,10 @@ def main(argv: list[str] | None = None) -> None:
     if unknown:
         parser.error(f"unknown method(s) {', '.join(unknown)}; from {SCALE_METHODS}")
 
-    load = _common.load_average()
-    _common.log_to_stderr("blocking")(f"load average {load}")
-    sections = [
-        "# Blocking benchmark",
-        "",
-        f"- Machine: {_common.machine_description(['datasketch', 'rensa', 'psutil'])}",
-        f"- Command: `{_common.command_line()}`",
-        f"- Load average (1, 5, 15 min) at start: {load}",
-        "",
-    ]
-    print("\n".join(sections), flush=True)
+    header = _common.report_header(
+        "Blocking benchmark", ["datasketch", "rensa", "psutil"]
+    )
+    print(header, flush=True)
     if arguments.part in ("febrl", "all"):
         print(run_febrl(arguments), flush=True)
     if arguments.part in ("scale", "all"):

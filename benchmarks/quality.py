@@ -670,18 +670,11 @@ def main(argv: list[str] | None = None) -> None:
         run_throughput_child(arguments)
         return
 
-    load = _common.load_average()
-    _common.log_to_stderr("quality")(f"load average {load}")
-    packages = ["rapidfuzz", "recordlinkage", "psutil"]
-    header = [
-        "# Match quality and scoring throughput benchmark",
-        "",
-        f"- Machine: {_common.machine_description(packages)}",
-        f"- Command: `{_common.command_line()}`",
-        f"- Load average (1, 5, 15 min) at start: {load}",
-        "",
-    ]
-    print("\n".join(header), flush=True)
+    header = _common.report_header(
+        "Match quality and scoring throughput benchmark",
+        ["rapidfuzz", "recordlinkage", "psutil"],
+    )
+    print(header, flush=True)
     if arguments.part in ("quality", "all"):
         print(run_quality(arguments), flush=True)
     if arguments.part in ("throughput", "all"):
