@@ -9,14 +9,17 @@ Per compared field a pair gets:
   similarity, or exact equality) in [0, 1].
 
 Every score is NaN when either value is missing or blank. ``score`` is the
-weighted mean of the field scores over the fields present in both records and
-``match`` says whether it reaches ``min_score``.
+weighted mean of the field scores over the fields present in both records.
+``match`` says whether it reaches a given ``min_score``; by default it is
+decided without labels: a provisional cut on ``score`` (:func:`auto_min_score`)
+then field weights learned from it (:class:`MatchModel`, ``match_probability``).
 
 Work is proportional to the distinct *value pairs*, not the record pairs: the
 values of a field are normalised and dictionary-encoded once; a pair whose two
 values are equal scores 1 without any comparison, and each distinct pair of
 unequal values is compared once, with rapidfuzz's ``process.cpdist`` on all
-cores and the sorted-set kernels for Jaccard.
+cores and the set kernels of ``_kernels.sets`` for Jaccard; fields are scored
+concurrently.
 """
 
 from __future__ import annotations
@@ -52,7 +55,14 @@ from lsh_frame.errors import ColumnError, ConfigError, ConfigTypeError
 from lsh_frame.minhash import sign_array
 from lsh_frame.shingle import normalize, tokenize
 
-__all__ = ["AUTO_MIN_SCORE_RANGE", "DEFAULT_MIN_SCORE", "pairs", "score"]
+__all__ = [
+    "AUTO_MIN_SCORE_RANGE",
+    "DEFAULT_MIN_SCORE",
+    "MatchModel",
+    "auto_min_score",
+    "pairs",
+    "score",
+]
 
 #: rapidfuzz scorers by name, and the number that maps their result to [0, 1].
 SCORERS: dict[str, tuple[Callable[..., float], float]] = {
