@@ -565,6 +565,8 @@ def _rows_in_use(
     Scoring a handful of pairs (new records against a saved table, or one pair
     to explain) then costs the rows it needs, not the whole table.
     """
+    if sum(part.size for part in positions) * 2 > len(table):
+        return table, list(positions)  # they may name most rows: skip the sort
     rows = sorted_unique(np.concatenate(positions))
     if rows.size * 2 > len(table):
         return table, list(positions)
@@ -678,9 +680,10 @@ def _score(
             for spec, values in zip(specs, field_scores, strict=True)
             if spec.weight > 0
         ]
-        model = MatchModel.learn(dict(counted), match)
+        levels = {label: MatchModel.levels(values) for label, values in counted}
+        model = MatchModel.learn_levels(levels, match)
         probability = (
-            model.probability(dict(counted))
+            model.probability_of_levels(levels)
             if model is not None
             else np.full(len(pairs), np.nan)
         )
@@ -750,6 +753,14 @@ class MatchModel:
         match: npt.NDArray[np.bool_],
     ) -> MatchModel | None:
         """Fit on a provisional split; None when it has too few pairs or one side."""
+        levels = {label: cls.levels(values) for label, values in field_scores.items()}
+        return cls.learn_levels(levels, match)
+
+    @classmethod
+    def learn_levels(
+        cls, levels: dict[str, npt.NDArray[np.intp]], match: npt.NDArray[np.bool_]
+    ) -> MatchModel | None:
+        """:meth:`learn` from levels already computed with :meth:`levels`."""
         matches = int(match.sum())
         if match.size < _AUTO_MIN_PAIRS or matches == 0 or matches == match.size:
             return None
@@ -757,9 +768,9 @@ class MatchModel:
         u: dict[str, npt.NDArray[np.float64]] = {}
         size = len(_LEVEL_NAMES)
         side = match.astype(np.intp) * (size + 1)
-        for label, values in field_scores.items():
+        for label, level in levels.items():
             # One count of (side, level): non-matches first, then matches.
-            counts = np.bincount(cls.levels(values) + side, minlength=2 * (size + 1))
+            counts = np.bincount(level + side, minlength=2 * (size + 1))
             for table, part in ((u, counts[:size]), (m, counts[size + 1 : -1])):
                 table[label] = (part + _SMOOTHING) / (part.sum() + size * _SMOOTHING)
         return cls(prior=matches / match.size, m=m, u=u)
@@ -768,12 +779,20 @@ class MatchModel:
         self, field_scores: dict[str, npt.NDArray[np.float64]]
     ) -> npt.NDArray[np.float64]:
         """Posterior probability that each pair is a match."""
-        size = next(iter(field_scores.values())).size
+        return self.probability_of_levels(
+            {label: self.levels(values) for label, values in field_scores.items()}
+        )
+
+    def probability_of_levels(
+        self, levels: dict[str, npt.NDArray[np.intp]]
+    ) -> npt.NDArray[np.float64]:
+        """:meth:`probability` from levels already computed with :meth:`levels`."""
+        size = next(iter(levels.values())).size
         log_odds = np.full(size, np.log(self.prior / (1 - self.prior)))
-        for label, values in field_scores.items():
+        for label, level in levels.items():
             # A missing value is neutral: weight 0 in the last slot.
             weights = np.append(np.log(self.m[label] / self.u[label]), 0.0)
-            log_odds += weights[self.levels(values)]
+            log_odds += weights[level]
         return 1 / (1 + np.exp(-log_odds))
 
     def to_dict(self) -> dict[str, Any]:
