@@ -93,10 +93,12 @@ MinScore = float | Literal["auto"]
 
 @dataclass(frozen=True)
 class _Encoded:
-    """A field's normalised values, dictionary-encoded across both tables.
+    """A field's values, dictionary-encoded across both tables.
 
-    ``codes`` index ``dictionary`` (``-1`` for missing or blank values); the
-    right table's codes follow the left's when linking.
+    ``dictionary`` holds the normalised text of each distinct raw value (two
+    raw values that normalise alike keep two entries); ``left`` and ``right``
+    are each record's code in it (``-1`` for missing or blank values; one array
+    for both sides when deduplicating).
     """
 
     dictionary: pa.Array
