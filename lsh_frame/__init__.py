@@ -24,6 +24,7 @@ from lsh_frame.errors import (
 )
 from lsh_frame.evaluate import Evaluation, evaluate
 from lsh_frame.explain import Explanation, explain
+from lsh_frame.jobs import dedupe, drop_duplicates, link, merge
 from lsh_frame.lsh import LshPlan, plan, plan_for_budget
 from lsh_frame.minhash import estimate_jaccard, minhash
 from lsh_frame.shingle import normalize, shingles
@@ -52,9 +53,13 @@ __all__ = [
     "candidates",
     "cluster",
     "datasets",
+    "dedupe",
+    "drop_duplicates",
     "estimate_jaccard",
     "evaluate",
     "explain",
+    "link",
+    "merge",
     "minhash",
     "normalize",
     "pairs",

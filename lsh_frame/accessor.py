@@ -11,6 +11,7 @@ from lsh_frame import blocking as _blocking
 from lsh_frame import cluster as _cluster
 from lsh_frame import compare as _compare
 from lsh_frame import explain as _explain
+from lsh_frame import jobs as _jobs
 from lsh_frame import minhash as _minhash
 from lsh_frame import shingle as _shingle
 from lsh_frame._validation import check_columns
@@ -131,3 +132,60 @@ class LshAccessor:
         See :func:`lsh_frame.explain`; ``print()`` the result.
         """
         return _explain.explain(self._frame, pair, fields, **options)
+
+    def dedupe(self, fields: Any, /, **options: Any) -> pd.DataFrame:
+        """Add an entity id and the entity's size to every row (a new frame).
+
+        See :func:`lsh_frame.dedupe` for the options.
+
+        Examples
+        --------
+        >>> import pandas as pd, lsh_frame
+        >>> df = pd.DataFrame({"name": ["john smith", "jon smith", "mary jones"]})
+        >>> df.lsh.dedupe("name", min_score=0.8)["cluster_id"].tolist()
+        [0, 0, 1]
+        """
+        return _jobs.dedupe(self._frame, fields, **options)
+
+    def drop_duplicates(self, fields: Any, /, **options: Any) -> pd.DataFrame:
+        """One row per entity, like ``DataFrame.drop_duplicates``.
+
+        See :func:`lsh_frame.drop_duplicates` for ``keep`` and the options.
+
+        Examples
+        --------
+        >>> import pandas as pd, lsh_frame
+        >>> df = pd.DataFrame({"name": ["john smith", "jon smith", "mary jones"]})
+        >>> df.lsh.drop_duplicates("name", min_score=0.8, keep="last").index.tolist()
+        [1, 2]
+        """
+        return _jobs.drop_duplicates(self._frame, fields, **options)
+
+    def link(
+        self, right: pd.DataFrame, fields: Any = None, /, **options: Any
+    ) -> pd.DataFrame:
+        """Scored pairs between this frame (left) and ``right``.
+
+        See :func:`lsh_frame.link`; ``left_on``/``right_on`` map column names.
+        """
+        return _jobs.link(self._frame, right, fields, **options)
+
+    def merge(
+        self, right: pd.DataFrame, fields: Any = None, /, **options: Any
+    ) -> pd.DataFrame:
+        """Join ``right`` to this frame on similarity, like ``pd.merge``.
+
+        See :func:`lsh_frame.merge` for ``how``, ``one_to_one``, ``suffixes``,
+        ``left_on``/``right_on`` and the options.
+
+        Examples
+        --------
+        >>> import pandas as pd, lsh_frame
+        >>> people = pd.DataFrame({"name": ["john smith", "mary jones"]})
+        >>> staff = pd.DataFrame({"name": ["jon smith", "peter pan"]})
+        >>> people.lsh.merge(staff, "name", threshold=0.3, min_score=0.8)[
+        ...     ["name_x", "name_y"]]
+               name_x     name_y
+        0  john smith  jon smith
+        """
+        return _jobs.merge(self._frame, right, fields, **options)

@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import xxhash
 
+from lsh_frame import _progress
 from lsh_frame._arrow import MinHashType, check_compatible, signature_matrix
 from lsh_frame._kernels import hashing
 from lsh_frame._kernels import keys as key_kernels
@@ -350,6 +351,7 @@ def _side_keys(
         return SideKeys(keys=keys, valid=valid, frame=frame, field=key.field)
     assert key.plan is not None
     if signatures is None:
+        _progress.step(f"signing {key.label}")
         signatures = field_signatures(
             frame, key.field, num_perm=num_perm, seed=seed, owner=owner
         )
@@ -532,6 +534,7 @@ def resolve(
     if plain:
         columns = [column for spec in specs for column in spec.columns]
         for column in columns:
+            _progress.step(f"profiling {column}")
             profile, profiled_keys = _exact_profile(
                 frame, other, Field(column, blocking="exact"), owner
             )
@@ -594,6 +597,7 @@ def resolve(
             )
             decisions.append(f"{spec.label}: lsh key as given, {chosen}")
         elif field_threshold is None:
+            _progress.step(f"signing {spec.label}")
             left_signatures = field_signatures(
                 frame, spec, num_perm=field_perm, seed=seed, owner=owner
             )
@@ -819,6 +823,7 @@ def pairs_from_context(
     kept: list[pair_kernels.Buckets] = []
     counts: list[int] = []
     for index, key in enumerate(context.keys):
+        _progress.step(f"grouping {key.label}")
         buckets, dropped = _cap(key_buckets(context, index), max_bucket)
         if dropped.sizes.size:
             lost = int(dropped.pair_counts().sum())
@@ -854,6 +859,7 @@ def pairs_from_context(
     # Each pair is coded as left * n_right + right, shifted by _KEY_BITS to carry
     # the index of the key that found it: one value sort then brings a pair's
     # keys together (value sorts are much faster than argsorts).
+    _progress.step(f"building {total:,} pairs")
     coded_parts = []
     for index, buckets in enumerate(kept):
         # Emit in slices so the temporaries stay small; only the 8-byte codes of

@@ -9,6 +9,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from lsh_frame import _progress
 from lsh_frame._kernels.components import components, first_appearance_ids
 from lsh_frame._validation import check_int
 from lsh_frame.blocking import _check_frame
@@ -99,6 +100,7 @@ def cluster(
             )
         min_score = checked
     warn_size = check_int(warn_size, "warn_size", owner, minimum=1)
+    _progress.step("clustering")
     linked = scored[_links(scored, min_score, owner).to_numpy()]
     right_frame = frame if other is None else other
     first = _positions(linked["left"], frame.index, "left", owner)

@@ -38,6 +38,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from rapidfuzz import distance, fuzz, process
 
+from lsh_frame import _progress
 from lsh_frame._arrow import check_compatible, signature_matrix
 from lsh_frame._kernels import sets
 from lsh_frame._kernels.pairs import sorted_unique
@@ -644,6 +645,7 @@ def _score(
             owner=owner,
         ), comparison
 
+    _progress.step(f"scoring {len(specs)} field{'s' if len(specs) != 1 else ''}")
     # Fields are independent and their numpy, pyarrow and rapidfuzz work
     # releases the GIL: score them on all cores. Results keep the fields' order.
     with ThreadPoolExecutor(max_workers=min(len(specs), os.cpu_count() or 1)) as pool:
@@ -671,6 +673,7 @@ def _score(
         weights.append(spec.weight)
         field_scores.append(field_columns[f"{spec.label}_score"])
 
+    _progress.step("deciding matches")
     combined = _combine(field_scores, weights, len(pairs))
     chosen = auto_min_score(combined) if min_score == "auto" else min_score
     columns["score"] = combined
