@@ -1,123 +1,426 @@
-"""The ``lsh-frame`` command line.
+"""The ``lsh-frame`` command line: the jobs on CSV and Parquet files.
 
-``lsh-frame demo`` signs a built-in synthetic customer table, reports how well
-MinHash similarity separates true duplicates from unrelated records, and blocks
-it into candidate pairs with the defaults.
+Commands::
+
+    lsh-frame demo                               dedupe built-in synthetic customers
+    lsh-frame dedupe INPUT --on COLS [-o OUT]    entity id per row (or --drop)
+    lsh-frame link LEFT RIGHT --on COLS [-o OUT] fuzzy join of two tables
+    lsh-frame plan --threshold T                 bands and rows for a threshold
+
+Files are read and written as CSV or Parquet by their extension (``-`` is CSV
+on standard input or output). CSV cells are read as text, exactly as written
+(only empty cells are missing), so codes such as ``0800`` keep their zeros.
+Progress goes to stderr when it is a terminal; ``--quiet`` silences it and the
+summary. Exit codes: 0 success, 1 the job could not be done (for example, too
+many candidate pairs), 2 bad usage or unreadable input.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
-from collections.abc import Sequence
-from typing import TextIO
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
 
 import numpy as np
 import pandas as pd
 
 from lsh_frame import __version__, datasets
-from lsh_frame._arrow import signature_config
+from lsh_frame import _progress as progress_line
 from lsh_frame.blocking import candidates
-from lsh_frame.errors import LshFrameError
-from lsh_frame.minhash import estimate_jaccard, minhash
+from lsh_frame.cluster import cluster
+from lsh_frame.compare import score
+from lsh_frame.errors import (
+    ColumnError,
+    ColumnTypeError,
+    ConfigError,
+    ConfigTypeError,
+    LshFrameError,
+)
+from lsh_frame.evaluate import evaluate
+from lsh_frame.jobs import dedupe as dedupe_frame
+from lsh_frame.jobs import drop_duplicates, link, merge
+from lsh_frame.lsh import plan as lsh_plan
 
-DEMO_COLUMNS = ["given_name", "surname", "street_address", "city"]
+#: Exit codes.
+OK, FAILED, USAGE = 0, 1, 2
+
+_CSV = (".csv", ".csv.gz", ".csv.bz2", ".csv.zip", ".csv.xz", ".csv.zst", ".tsv")
+_PARQUET = (".parquet", ".pq")
 
 
-def _record_text(frame: pd.DataFrame) -> pd.Series:
-    first, *rest = DEMO_COLUMNS
-    return frame[first].str.cat(frame[rest], sep=" ", na_rep="")
+class InputError(LshFrameError):
+    """A file could not be read or written, or the command line is inconsistent."""
 
 
-def _pair_estimates(
-    signatures: pd.Series, left: np.ndarray, right: np.ndarray
-) -> pd.Series:
-    estimates = estimate_jaccard(
-        signatures.iloc[left].reset_index(drop=True),
-        signatures.iloc[right].reset_index(drop=True),
+_USAGE_ERRORS = (InputError, ColumnError, ColumnTypeError, ConfigError, ConfigTypeError)
+
+# ----------------------------------------------------------------------------
+# Files
+
+
+def _format(path: str, role: str) -> str:
+    if path == "-":
+        return "csv"
+    name = path.lower()
+    if name.endswith(_PARQUET):
+        return "parquet"
+    if name.endswith(_CSV):
+        return "csv"
+    raise InputError(
+        f"cannot tell the format of {role} {path!r} from its name: use a .csv "
+        "(optionally compressed, e.g. .csv.gz), .tsv, .parquet or .pq file, or - "
+        "for CSV on standard input/output"
     )
-    assert isinstance(estimates, pd.Series)
-    return estimates
 
 
-def run_demo(rows: int, seed: int, out: TextIO | None = None) -> int:
-    """Sign ``make_customers(rows)`` and print a summary; return an exit code."""
+def read_table(path: str, role: str = "input") -> pd.DataFrame:
+    """Read a CSV (all cells as text) or Parquet file; ``-`` is stdin CSV."""
+    kind = _format(path, role)
+    if path != "-" and not Path(path).is_file():
+        reason = "it is a directory" if Path(path).is_dir() else "no such file"
+        raise InputError(f"cannot read {role} {path!r}: {reason}")
+    source: Any = sys.stdin if path == "-" else path
+    try:
+        if kind == "parquet":
+            return pd.read_parquet(source)
+        return pd.read_csv(
+            source,
+            dtype=str,
+            keep_default_na=False,
+            na_values=[""],
+            sep="\t" if path.lower().endswith(".tsv") else ",",
+        )
+    except (OSError, ValueError, UnicodeDecodeError, ImportError) as error:
+        detail = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        raise InputError(
+            f"cannot read {role} {path!r} as {kind}: {type(error).__name__}"
+            + (f": {detail}" if detail else "")
+        ) from error
+
+
+def write_table(frame: pd.DataFrame, path: str, *, index: bool) -> None:
+    """Write CSV or Parquet by the extension; ``-`` is CSV on stdout."""
+    kind = _format(path, "output")
+    try:
+        if kind == "parquet":
+            frame.to_parquet(path, index=index)
+        elif path == "-":
+            frame.to_csv(sys.stdout, index=index)
+        else:
+            frame.to_csv(
+                path, index=index, sep="\t" if path.lower().endswith(".tsv") else ","
+            )
+    except OSError as error:
+        raise InputError(f"cannot write {path!r}: {error.strerror or error}") from error
+
+
+def _columns(values: Sequence[str]) -> list[str]:
+    """``--on a,b --on c`` → ``["a", "b", "c"]``."""
+    names = [name.strip() for value in values for name in value.split(",")]
+    names = [name for name in names if name]
+    if not names:
+        raise InputError("--on names no column")
+    return names
+
+
+# ----------------------------------------------------------------------------
+# Commands
+
+
+def _min_score(text: str) -> float | str:
+    if text == "auto":
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be a number in [0, 1] or 'auto', not {text!r}"
+        ) from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be in [0, 1], not {text}")
+    return value
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, not {text!r}") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1], not {text}")
+    return value
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {text}")
+    return value
+
+
+def _job_options(arguments: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "threshold": arguments.threshold,
+        "min_score": arguments.min_score,
+        "seed": arguments.seed,
+        "max_pairs": arguments.max_pairs,
+    }
+
+
+def run_dedupe(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
+    """``lsh-frame dedupe``: entity per row, or one row per entity."""
+    frame = read_table(arguments.input)
+    on = _columns(arguments.on)
+    started = time.perf_counter()
+    if arguments.drop:
+        result = drop_duplicates(
+            frame,
+            on,
+            keep=arguments.keep,
+            progress=arguments.progress,
+            **_job_options(arguments),
+        )
+    else:
+        result = dedupe_frame(
+            frame,
+            on,
+            progress=arguments.progress,
+            id_column=arguments.id_column,
+            size_column=arguments.id_column + "_size",
+            **_job_options(arguments),
+        )
+    elapsed = time.perf_counter() - started
+    info = result.attrs["lsh_frame"]
+    write_table(result, arguments.output, index=arguments.index)
+    say(
+        f"lsh-frame dedupe: {len(frame):,} records → {info['entities']:,} entities "
+        f"({info['pairs']:,} candidate pairs, {info['matches']:,} matches) in "
+        f"{elapsed:.1f} s"
+    )
+    say(
+        f"  wrote {len(result):,} rows to {arguments.output}"
+        if arguments.output != "-"
+        else f"  wrote {len(result):,} rows to standard output"
+    )
+    return OK
+
+
+def run_link(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
+    """``lsh-frame link``: the fuzzy join (or the scored pairs with --pairs)."""
+    left = read_table(arguments.left, "left input")
+    right = read_table(arguments.right, "right input")
+    on = _columns(arguments.on)
+    right_on = _columns(arguments.right_on) if arguments.right_on else None
+    mapping: dict[str, Any] = (
+        {"left_on": on, "right_on": right_on} if right_on else {"fields": on}
+    )
+    started = time.perf_counter()
+    options = _job_options(arguments)
+    if arguments.pairs:
+        result = link(
+            left,
+            right,
+            mapping.get("fields"),
+            left_on=mapping.get("left_on"),
+            right_on=mapping.get("right_on"),
+            progress=arguments.progress,
+            values=True,
+            **options,
+        )
+        matches = int(result["match"].sum())
+    else:
+        result = merge(
+            left,
+            right,
+            mapping.get("fields"),
+            left_on=mapping.get("left_on"),
+            right_on=mapping.get("right_on"),
+            how=arguments.how,
+            one_to_one=arguments.one_to_one,
+            progress=arguments.progress,
+            **options,
+        )
+        matches = int(result["score"].notna().sum())
+    elapsed = time.perf_counter() - started
+    write_table(result, arguments.output, index=False)
+    say(
+        f"lsh-frame link: {len(left):,} × {len(right):,} records → {matches:,} "
+        f"matched pairs in {elapsed:.1f} s"
+    )
+    say(
+        f"  wrote {len(result):,} rows to {arguments.output}"
+        if arguments.output != "-"
+        else f"  wrote {len(result):,} rows to standard output"
+    )
+    return OK
+
+
+def run_plan(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
+    """``lsh-frame plan``: the banding for a threshold and its S-curve."""
+    chosen = lsh_plan(
+        arguments.threshold, num_perm=arguments.num_perm, recall=arguments.recall
+    )
+    say(str(chosen))
+    say("")
+    say("similarity  P(candidate)")
+    for similarity in np.round(np.arange(0.1, 1.0001, 0.1), 2):
+        probability = float(chosen.probability(similarity))
+        bar = "█" * round(probability * 40)
+        say(f"  {similarity:8.1f}  {probability:11.3f}  {bar}")
+    return OK
+
+
+# ----------------------------------------------------------------------------
+# The demo
+
+
+DEMO_COLUMNS = [
+    "given_name",
+    "surname",
+    "street_address",
+    "city",
+    "postcode",
+    "phone",
+    "date_of_birth",
+    "email",
+]
+
+
+def _show_entity(
+    customers: pd.DataFrame,
+    scored: pd.DataFrame,
+    rows: pd.Index,
+    say: Callable[[str], None],
+) -> None:
+    records = customers.loc[rows, ["given_name", "surname", "date_of_birth", "email"]]
+    for line in records.fillna("").to_string().splitlines():
+        say(f"    {line}")
+    inside = scored[scored["left"].isin(rows) & scored["right"].isin(rows)]
+    inside = inside[inside["match"]]
+    shown = ", ".join(
+        f"{left}–{right} {probability:.3f}"
+        for left, right, probability in inside[
+            ["left", "right", "match_probability"]
+        ].itertuples(index=False)
+    )
+    say(f"    match probability of the linked pairs: {shown}")
+
+
+def run_demo(
+    rows: int, seed: int, out: TextIO | None = None, *, show_progress: bool = False
+) -> int:
+    """Dedupe ``make_customers(rows)``, print what was found; return an exit code."""
     stream = out if out is not None else sys.stdout
 
     def say(line: str = "") -> None:
         print(line, file=stream)
 
     customers = datasets.make_customers(rows, seed=seed)
-    text = _record_text(customers)
-    started = time.perf_counter()
-    signatures = minhash(text, k=3, num_perm=128, seed=seed)
-    elapsed = time.perf_counter() - started
-    config = signature_config(signatures, owner="demo")
-
-    truth = datasets.true_pairs(customers["entity_id"])
-    positions = customers.index.get_indexer
-    true_left = positions(pd.Index(truth["left"]))
-    true_right = positions(pd.Index(truth["right"]))
-    rng = np.random.default_rng(seed)
-    random_left = rng.integers(0, rows, size=min(len(truth), 10_000) or 1)
-    random_right = rng.integers(0, rows, size=random_left.size)
-    distinct = customers["entity_id"].to_numpy()
-    keep = distinct[random_left] != distinct[random_right]
-    duplicates = _pair_estimates(signatures, true_left, true_right)
-    unrelated = _pair_estimates(signatures, random_left[keep], random_right[keep])
-
-    say(f"lsh_frame {__version__} demo: synthetic customer records (seed {seed})")
+    records = customers[DEMO_COLUMNS]
+    say(f"lsh_frame {__version__} demo: deduplicating synthetic customer records")
     say(
-        f"  {rows:,} records of {customers['entity_id'].nunique():,} people; "
-        f"{len(truth):,} true duplicate pairs"
+        f"  {rows:,} records of {customers['entity_id'].nunique():,} people "
+        f"(seed {seed}); columns: {', '.join(DEMO_COLUMNS)}"
     )
+    times = {}
+    with progress_line.reporting(show_progress, "demo"):
+        started = time.perf_counter()
+        pairs = candidates(records, DEMO_COLUMNS)
+        times["candidates"] = time.perf_counter() - started
+        started = time.perf_counter()
+        scored = score(records, pairs, DEMO_COLUMNS)
+        times["scores"] = time.perf_counter() - started
+        started = time.perf_counter()
+        entity = cluster(records, scored)
+        times["entities"] = time.perf_counter() - started
+    sizes = entity.value_counts()
+    matches = int(scored["match"].sum())
     say(
-        f"  signed '{' + '.join(DEMO_COLUMNS)}' in {elapsed:.2f} s "
-        f"({rows / max(elapsed, 1e-9):,.0f} records/s)"
+        "  "
+        + " · ".join(f"{stage} {seconds:.2f} s" for stage, seconds in times.items())
+        + f" (total {sum(times.values()):.2f} s, no labels used)"
     )
-    say(
-        f"  each signature: {config.num_perm} values ({config.describe()}), "
-        "in an Arrow extension column"
-    )
-    say(f"  records without a signature (no text): {int(signatures.isna().sum()):,}")
     say()
-    say("Estimated Jaccard similarity of the record text")
-    for label, values in (
-        ("true duplicate pairs", duplicates),
-        ("unrelated pairs", unrelated),
-    ):
-        values = values.dropna()
-        if values.empty:
-            continue
+    say("Found")
+    say(
+        f"  {len(pairs):,} candidate pairs of {rows * (rows - 1) // 2:,} possible; "
+        f"{matches:,} matches (match probability ≥ 0.5)"
+    )
+    say(
+        f"  {rows:,} records → {len(sizes):,} entities; {int((sizes > 1).sum()):,} "
+        f"have duplicates (largest: {int(sizes.max()) if len(sizes) else 0} records)"
+    )
+    say()
+    say("Against the built-in truth")
+    truth = customers["entity_id"]
+    for label, result in (("pairs   ", scored), ("entities", entity)):
+        quality = evaluate(result, truth)
         say(
-            f"  {label:<22} mean {values.mean():.2f}   median {values.median():.2f}"
-            f"   ≥ 0.5: {(values >= 0.5).mean():6.1%}"
+            f"  {label}  precision {quality.precision:.4f}  recall "
+            f"{quality.recall:.4f}  F1 {quality.f1:.4f}"
         )
     say()
-    say("Blocking with the defaults (every column by name, no labels used)")
-    columns = [column for column in customers.columns if column != "entity_id"]
-    started = time.perf_counter()
-    pairs = candidates(customers[columns], columns)
-    elapsed = time.perf_counter() - started
-    possible = rows * (rows - 1) // 2
-    found = len(pairs.merge(truth, on=["left", "right"])) if len(truth) else 0
-    say(
-        f"  {len(pairs):,} candidate pairs of {possible:,} possible in {elapsed:.2f} s"
-        + (f"; {found / len(truth):.2%} of the true pairs found" if len(truth) else "")
-    )
-    for key, count in pairs["found_by"].value_counts().head(4).items():
-        say(f"    {count:>7,}  found by {key}")
-    if len(truth):
+    shared = sizes[sizes > 1]
+    if len(shared):
+        say("Three entities found")
+        matched = scored[scored["match"]]
+        # A typical entity of three, the one holding the weakest accepted link,
+        # and one of two: the range of what the decision accepts.
+        weakest = matched.loc[matched["match_probability"].idxmin(), "left"]
+        three = shared[shared == 3]
+        picks = [int(three.index[len(three) // 2])] if len(three) else []
+        picks.append(int(entity.loc[weakest]))
+        two = shared[shared == 2]
+        if len(two):
+            picks.append(int(two.index[len(two) // 2]))
+        for pick in dict.fromkeys(picks):
+            members = entity.index[entity.to_numpy() == pick]
+            people = truth.loc[members].nunique()
+            verdict = "right" if people == 1 else f"wrong: {people} people"
+            say(f"  entity {pick} ({len(members)} records; truth says {verdict})")
+            _show_entity(customers, scored, members, say)
         say()
-        say("Three true duplicate pairs and their estimated similarity")
-        order = duplicates.sort_values(kind="stable")
-        picks = order.index[[len(order) - 1, len(order) // 2, 0]]
-        for pick in picks:
-            left_label, right_label = truth.iloc[pick]
-            say(f"  {duplicates.iloc[pick]:.2f}  {text.loc[left_label]!r}")
-            say(f"        {text.loc[right_label]!r}")
-    return 0
+    say("Next: lsh-frame dedupe customers.csv --on given_name,surname,email -o out.csv")
+    return OK
+
+
+# ----------------------------------------------------------------------------
+# Parser
+
+
+def _add_job_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--min-score",
+        type=_min_score,
+        default="auto",
+        help="score a pair needs to match, or 'auto' to learn it (default)",
+    )
+    parser.add_argument(
+        "--threshold",
+        type=_fraction,
+        default=None,
+        help="Jaccard similarity the LSH keys aim at (default: from the data)",
+    )
+    parser.add_argument("--seed", type=int, default=1, help="random seed (1)")
+    parser.add_argument(
+        "--max-pairs",
+        type=_positive,
+        default=50_000_000,
+        help="refuse to build more candidate pairs than this (50000000)",
+    )
+    parser.add_argument(
+        "-o", "--output", default="-", help="output file, .csv or .parquet (stdout)"
+    )
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress and no summary"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -128,11 +431,88 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=__version__)
     commands = parser.add_subparsers(dest="command", required=True)
+
     demo = commands.add_parser(
-        "demo", help="sign built-in synthetic customers and summarise"
+        "demo", help="dedupe built-in synthetic customers and show the result"
     )
-    demo.add_argument("--rows", type=int, default=20_000, help="records (20000)")
+    demo.add_argument("--rows", type=_positive, default=50_000, help="records (50000)")
     demo.add_argument("--seed", type=int, default=1, help="random seed (1)")
+
+    dedupe = commands.add_parser(
+        "dedupe", help="find the records of one table that are the same entity"
+    )
+    dedupe.add_argument("input", help="CSV or Parquet file (- for CSV on stdin)")
+    dedupe.add_argument(
+        "--on",
+        action="append",
+        required=True,
+        help="columns to match on, comma separated (repeatable)",
+    )
+    dedupe.add_argument(
+        "--drop",
+        action="store_true",
+        help="write one row per entity instead of adding the entity id",
+    )
+    dedupe.add_argument(
+        "--keep",
+        choices=["first", "last", "most_complete"],
+        default="first",
+        help="with --drop, the row kept of each entity (first)",
+    )
+    dedupe.add_argument(
+        "--id-column",
+        default="cluster_id",
+        help="name of the entity id column added; its size column gets '_size'",
+    )
+    dedupe.add_argument(
+        "--index", action="store_true", help="also write the row index (Parquet/CSV)"
+    )
+    _add_job_options(dedupe)
+
+    link_parser = commands.add_parser(
+        "link", help="join two tables on similarity (fuzzy merge)"
+    )
+    link_parser.add_argument("left", help="left CSV or Parquet file")
+    link_parser.add_argument("right", help="right CSV or Parquet file")
+    link_parser.add_argument(
+        "--on",
+        action="append",
+        required=True,
+        help="columns to match on (left names when --right-on is given)",
+    )
+    link_parser.add_argument(
+        "--right-on",
+        action="append",
+        help="the right table's columns, in the order of --on",
+    )
+    link_parser.add_argument(
+        "--how", choices=["inner", "left"], default="inner", help="inner (default)"
+    )
+    link_parser.add_argument(
+        "--one-to-one",
+        action="store_true",
+        help="each record matches at most one record of the other table",
+    )
+    link_parser.add_argument(
+        "--pairs",
+        action="store_true",
+        help="write every scored candidate pair instead of the joined rows",
+    )
+    _add_job_options(link_parser)
+
+    plan_parser = commands.add_parser(
+        "plan", help="bands × rows for a similarity threshold, with its S-curve"
+    )
+    plan_parser.add_argument("--threshold", type=_fraction, required=True)
+    plan_parser.add_argument(
+        "--num-perm", type=_positive, default=128, help="signature length (128)"
+    )
+    plan_parser.add_argument(
+        "--recall",
+        type=_fraction,
+        default=0.95,
+        help="least probability of finding a pair at the threshold (0.95)",
+    )
     return parser
 
 
@@ -140,15 +520,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the process exit code."""
     parser = build_parser()
     arguments = parser.parse_args(argv)
+    quiet = getattr(arguments, "quiet", False)
+    arguments.progress = not quiet and sys.stderr.isatty()
+
+    def say(line: str = "") -> None:
+        if not quiet:
+            print(line, file=sys.stderr)
+
+    def out(line: str = "") -> None:
+        print(line)
+
     try:
         if arguments.command == "demo":
-            if arguments.rows < 1:
-                parser.error("--rows must be at least 1")
-            return run_demo(arguments.rows, arguments.seed)
+            return run_demo(
+                arguments.rows, arguments.seed, show_progress=arguments.progress
+            )
+        if arguments.command == "plan":
+            return run_plan(arguments, out)
+        if arguments.command == "dedupe":
+            return run_dedupe(arguments, say)
+        if arguments.command == "link":
+            return run_link(arguments, say)
+    except _USAGE_ERRORS as error:
+        print(f"lsh-frame {arguments.command}: error: {error}", file=sys.stderr)
+        return USAGE
     except LshFrameError as error:
-        print(f"lsh-frame: error: {error}", file=sys.stderr)
-        return 2
-    return 0  # pragma: no cover - argparse rejects unknown commands
+        print(f"lsh-frame {arguments.command}: error: {error}", file=sys.stderr)
+        return FAILED
+    except KeyboardInterrupt:  # pragma: no cover - interactive
+        print("lsh-frame: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # pragma: no cover - e.g. piped into head
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return FAILED
+    return USAGE  # pragma: no cover - argparse rejects unknown commands
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -4,29 +4,59 @@ import io
 import re
 import subprocess
 import sys
+from pathlib import Path
 
+import pandas as pd
 import pytest
 
+import lsh_frame as lf
 from lsh_frame import __version__, cli
 
+COLUMNS = ["given_name", "surname", "date_of_birth", "email", "postcode"]
 
-def test_demo_reports_separation_of_duplicates():
+
+@pytest.fixture(scope="module")
+def customers() -> pd.DataFrame:
+    return lf.datasets.make_customers(600, seed=4)
+
+
+@pytest.fixture
+def customers_csv(tmp_path: Path, customers: pd.DataFrame) -> Path:
+    path = tmp_path / "customers.csv"
+    customers.to_csv(path, index=False)
+    return path
+
+
+def _read_back(path: Path) -> pd.DataFrame:
+    return cli.read_table(str(path))
+
+
+# ----------------------------------------------------------------------------
+# demo
+
+
+def test_demo_dedupes_and_reports_quality():
     out = io.StringIO()
-    assert cli.run_demo(800, seed=3, out=out) == 0
+    assert cli.run_demo(3_000, seed=3, out=out) == 0
     text = out.getvalue()
-    assert "800 records" in text
-    means = dict(
-        re.findall(r"(true duplicate pairs|unrelated pairs)\s+mean (\d\.\d\d)", text)
+    assert "3,000 records" in text
+    found = re.search(r"3,000 records → ([\d,]+) entities", text)
+    assert found is not None
+    metrics = re.findall(
+        r"(pairs|entities)\s+precision ([\d.]+)\s+recall ([\d.]+)\s+F1 ([\d.]+)", text
     )
-    assert float(means["true duplicate pairs"]) > 0.5 > float(means["unrelated pairs"])
-    share = float(re.search(r"([\d.]+)% of the true pairs found", text).group(1))
-    assert share > 95
+    assert [name for name, *_ in metrics] == ["pairs", "entities"]
+    for _, precision, recall, f1 in metrics:
+        assert float(precision) > 0.9
+        assert float(recall) > 0.8
+        assert float(f1) > 0.85
+    assert "truth says" in text
 
 
-def test_demo_with_one_row_has_no_pairs():
+def test_demo_with_one_row_finds_nothing():
     out = io.StringIO()
     assert cli.run_demo(1, seed=1, out=out) == 0
-    assert "0 true duplicate pairs" in out.getvalue()
+    assert "1 records → 1 entities" in out.getvalue()
 
 
 def test_main_runs_demo(capsys):
@@ -35,7 +65,17 @@ def test_main_runs_demo(capsys):
 
 
 @pytest.mark.parametrize(
-    "argv", [["demo", "--rows", "0"], ["demo", "--rows", "x"], ["nope"], []]
+    "argv",
+    [
+        ["demo", "--rows", "0"],
+        ["demo", "--rows", "x"],
+        ["nope"],
+        [],
+        ["dedupe", "x.csv"],  # --on is required
+        ["plan"],
+        ["plan", "--threshold", "1.5"],
+        ["dedupe", "x.csv", "--on", "a", "--min-score", "high"],
+    ],
 )
 def test_bad_arguments_exit_with_2(argv, capsys):
     with pytest.raises(SystemExit) as info:
@@ -57,4 +97,165 @@ def test_module_entry_point():
         text=True,
         check=True,
     )
-    assert "true duplicate pairs" in result.stdout
+    assert "Against the built-in truth" in result.stdout
+    assert result.stderr == ""  # no progress bar when stderr is not a terminal
+
+
+# ----------------------------------------------------------------------------
+# dedupe
+
+
+def test_dedupe_csv_matches_the_library(customers_csv, customers, tmp_path, capsys):
+    output = tmp_path / "out.csv"
+    code = cli.main(
+        ["dedupe", str(customers_csv), "--on", "given_name,surname", "--on",
+         "date_of_birth,email,postcode", "-o", str(output)]
+    )  # fmt: skip
+    assert code == 0
+    written = _read_back(output)
+    as_text = customers.astype("string").astype(object)
+    expected = lf.dedupe(cli.read_table(str(customers_csv)), COLUMNS)
+    added = ["cluster_id", "cluster_id_size"]
+    assert list(written.columns) == [*customers.columns, *added]
+    assert written["cluster_id"].astype(int).tolist() == expected["cluster_id"].tolist()
+    # Text cells come back exactly as written (leading zeros of postcodes kept).
+    pd.testing.assert_frame_equal(
+        written[customers.columns].fillna("<NA>").astype(object),
+        as_text.fillna("<NA>").reset_index(drop=True),
+        check_index_type=False,
+    )
+    summary = capsys.readouterr().err
+    assert "600 records →" in summary
+    assert f"wrote 600 rows to {output}" in summary
+
+
+def test_dedupe_drop_parquet_and_quiet(customers_csv, customers, tmp_path, capsys):
+    output = tmp_path / "kept.parquet"
+    code = cli.main(
+        ["dedupe", str(customers_csv), "--on", ",".join(COLUMNS), "--drop",
+         "--keep", "most_complete", "-o", str(output), "--quiet"]
+    )  # fmt: skip
+    assert code == 0
+    assert capsys.readouterr().err == ""
+    kept = pd.read_parquet(output)
+    expected = lf.drop_duplicates(
+        cli.read_table(str(customers_csv)), COLUMNS, keep="most_complete"
+    )
+    assert len(kept) == len(expected) < len(customers)
+    assert kept["entity_id"].tolist() == expected["entity_id"].tolist()
+
+
+def test_dedupe_reads_parquet_and_writes_stdout(customers, tmp_path, capsys):
+    source = tmp_path / "in.parquet"
+    customers.to_parquet(source)
+    code = cli.main(
+        ["dedupe", str(source), "--on", "given_name,surname,email", "--min-score",
+         "0.8", "--index", "-q"]
+    )  # fmt: skip
+    assert code == 0
+    written = pd.read_csv(io.StringIO(capsys.readouterr().out), index_col=0)
+    assert written.index.tolist() == customers.index.tolist()
+    assert written.index.name == customers.index.name
+    assert "cluster_id" in written
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["dedupe", "{missing}", "--on", "surname"], "no such file"),
+        (["dedupe", "{dir}", "--on", "surname"], "cannot tell the format"),
+        (["dedupe", "{csv}", "--on", "surnam"], "surnam"),
+        (["dedupe", "{csv}", "--on", ","], "names no column"),
+        (["dedupe", "{garbage}", "--on", "surname"], "cannot read"),
+        (["dedupe", "{csv}", "--on", "surname", "-o", "out.xlsx"], "format"),
+        (["link", "{csv}", "{missing}", "--on", "surname"], "no such file"),
+        (["link", "{csv}", "{csv}", "--on", "surname", "--right-on", "a,b"], "one"),
+    ],
+)
+def test_cli_errors_exit_with_2_and_say_why(
+    argv, message, customers_csv, tmp_path, capsys
+):
+    garbage = tmp_path / "garbage.parquet"
+    garbage.write_bytes(b"not parquet at all")
+    places = {
+        "{missing}": str(tmp_path / "missing.csv"),
+        "{dir}": str(tmp_path),
+        "{csv}": str(customers_csv),
+        "{garbage}": str(garbage),
+    }
+    argv = [places.get(part, part) for part in argv]
+    assert cli.main(argv) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"lsh-frame {argv[0]}: error:")
+    assert message in error
+
+
+def test_job_failure_exits_with_1(customers_csv, capsys):
+    argv = ["dedupe", str(customers_csv), "--on", "city", "--max-pairs", "1"]
+    assert cli.main([*argv, "--threshold", "0.1"]) == 1
+    assert "max_pairs" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------
+# link and plan
+
+
+def _split(customers: pd.DataFrame, tmp_path: Path) -> tuple[Path, Path]:
+    left = customers.iloc[::2]
+    right = customers.iloc[1::2].rename(columns={"surname": "family_name"})
+    left_path, right_path = tmp_path / "left.csv", tmp_path / "right.parquet"
+    left.to_csv(left_path, index=False)
+    right.to_parquet(right_path, index=False)
+    return left_path, right_path
+
+
+def test_link_writes_the_merge(customers, tmp_path, capsys):
+    left_path, right_path = _split(customers, tmp_path)
+    output = tmp_path / "merged.csv"
+    on = ["given_name", "surname", "date_of_birth"]
+    right_on = ["given_name", "family_name", "date_of_birth"]
+    code = cli.main(
+        ["link", str(left_path), str(right_path), "--on", ",".join(on),
+         "--right-on", ",".join(right_on), "--how", "left", "--one-to-one",
+         "-o", str(output)]
+    )  # fmt: skip
+    assert code == 0
+    merged = _read_back(output)
+    left = cli.read_table(str(left_path))
+    assert len(merged) == len(left)
+    assert merged["given_name_x"].fillna("").tolist() == (
+        left["given_name"].fillna("").tolist()
+    )
+    expected = lf.merge(
+        left,
+        pd.read_parquet(right_path),
+        left_on=on,
+        right_on=right_on,
+        how="left",
+        one_to_one=True,
+    )
+    assert merged["score"].notna().sum() == expected["score"].notna().sum()
+    assert "matched pairs" in capsys.readouterr().err
+
+
+def test_link_pairs(customers, tmp_path, capsys):
+    left_path, right_path = _split(customers, tmp_path)
+    code = cli.main(
+        ["link", str(left_path), str(right_path), "--on", "given_name,date_of_birth",
+         "--pairs", "-q"]
+    )  # fmt: skip
+    assert code == 0
+    pairs = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert {"left", "right", "score", "match", "given_name_left"} <= set(pairs)
+
+
+def test_plan_prints_the_s_curve(capsys):
+    assert cli.main(["plan", "--threshold", "0.8", "--num-perm", "64"]) == 0
+    text = capsys.readouterr().out
+    expected = lf.plan(0.8, num_perm=64)
+    assert f"{expected.bands} bands × {expected.rows} rows" in text
+    rows = re.findall(r"^\s+(0\.\d|1\.0)\s+([\d.]+)", text, flags=re.MULTILINE)
+    probabilities = [float(p) for _, p in rows]
+    assert len(rows) == 10
+    assert probabilities == sorted(probabilities)
+    assert probabilities[-1] == 1.0
