@@ -687,14 +687,13 @@ def _score(
         ]
         levels = {label: MatchModel.levels(values) for label, values in counted}
         model = MatchModel.learn_levels(levels, match)
-        probability = (
-            model.probability_of_levels(levels)
-            if model is not None
-            else np.full(len(pairs), np.nan)
-        )
-        columns["match_probability"] = probability
+        probability = np.full(len(pairs), np.nan)
         if model is not None:
+            probability = model.probability_of_levels(levels)
+            model, fit = MatchModel.refine(levels, model)
+            probability = model.probability_of_levels(levels)
             match = probability >= 0.5
+        columns["match_probability"] = probability
     columns["match"] = match
     added = pd.DataFrame(columns, index=pairs.index)
     kept = pairs.drop(columns=[name for name in added.columns if name in pairs])
@@ -707,7 +706,7 @@ def _score(
             "min_score_rule": "auto" if min_score == "auto" else "given",
             "compare": comparisons,
             "weights": {spec.label: spec.weight for spec in specs},
-            "model": None if model is None else model.to_dict(),
+            "model": None if model is None else {**model.to_dict(), "fit": fit},
         },
     }
     return result
@@ -721,6 +720,52 @@ _LEVEL_NAMES = ("agrees", "nearly agrees", "differs")
 _MISSING = len(_LEVEL_NAMES)
 #: Pseudo-count added to every level, so a level never seen has no infinite weight.
 _SMOOTHING = 0.5
+#: Expectation maximisation: at most this many steps, until no probability
+#: moves by more than the tolerance.
+_EM_ITERATIONS = 100
+_EM_TOLERANCE = 1e-3
+#: The EM model is kept only if it finds at most this many times the matches of
+#: the leave-one-out model (see MatchModel.refine). On synthetic customers of
+#: 2k-1M records with 4 or 8 fields, sound fits grew the matches by 1.01-1.15
+#: and fits that took households for people by 1.5-4.4.
+_EM_MAX_GROWTH = 1.3
+#: Leave-one-field-out steps, and the log-odds from the other fields that make
+#: a pair a sure match for estimating a field's m (probability 0.99). The step
+#: is to find matches the split left out, so a result that loses more than 5%
+#: of the one-step matches is not kept (seen with few fields and relatives
+#: outnumbering duplicates; sound results grew the matches by 1.0-1.21).
+_LEAVE_ONE_OUT_STEPS = 5
+_LEAVE_ONE_OUT_MIN_GROWTH = 0.95
+_SURE_LOG_ODDS = float(np.log(0.99 / 0.01))
+
+
+def _level_frequencies(
+    level: npt.NDArray[np.intp], mass: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64]:
+    """Smoothed share of each level (missing excluded) under weights ``mass``."""
+    size = len(_LEVEL_NAMES)
+    part = np.bincount(level, weights=mass, minlength=size + 1)[:size]
+    return (part + _SMOOTHING) / (part.sum() + size * _SMOOTHING)
+
+
+def _level_patterns(
+    columns: list[npt.NDArray[np.intp]],
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.int64]]:
+    """Distinct rows of the (pairs × fields) level matrix, and their counts."""
+    base = len(_LEVEL_NAMES) + 1
+    if base ** len(columns) > np.iinfo(np.int64).max:  # > 31 fields: rows as keys
+        matrix = np.stack(columns, axis=1).astype(np.uint8)
+        patterns, counts = np.unique(matrix, axis=0, return_counts=True)
+        return patterns.astype(np.intp), counts
+    # One integer per pair (its levels as base-4 digits): a flat unique is fast.
+    code = np.zeros(columns[0].size if columns else 0, dtype=np.int64)
+    for level in columns:
+        code = code * base + level
+    distinct, counts = np.unique(code, return_counts=True)
+    patterns = np.empty((distinct.size, len(columns)), dtype=np.intp)
+    for column in range(len(columns) - 1, -1, -1):
+        distinct, patterns[:, column] = np.divmod(distinct, base)
+    return patterns, counts
 
 
 @dataclass(frozen=True)
@@ -779,6 +824,130 @@ class MatchModel:
             for table, part in ((u, counts[:size]), (m, counts[size + 1 : -1])):
                 table[label] = (part + _SMOOTHING) / (part.sum() + size * _SMOOTHING)
         return cls(prior=matches / match.size, m=m, u=u)
+
+    @classmethod
+    def refine(
+        cls, levels: dict[str, npt.NDArray[np.intp]], start: MatchModel
+    ) -> tuple[MatchModel, dict[str, Any]]:
+        """Improve a one-step model without labels; return it and how it was fit.
+
+        The provisional split leaves out matches that differ on a field (people
+        who moved differ on street, city and postcode), so among its matches
+        differing on that field looks almost impossible and such pairs are
+        rejected. Two steps correct that:
+
+        1. *Leave one field out* (:meth:`leave_one_out`, conservative): each
+           field's m is re-estimated from the pairs that the other fields alone
+           make near certain matches (probability >= 0.99); u and the prior
+           stay. Repeated five times; not kept if it loses more than 5% of the
+           one-step matches (its task is to add the ones left out).
+        2. *Expectation maximisation* (:meth:`expectation_maximisation`) from
+           there: prior, m and u from every candidate weighted by its match
+           probability, until no probability moves by more than 0.001. Kept
+           only if it finds at most 1.3 times the matches of step 1: refining
+           moves a few percent of the pairs, while a model that finds far more
+           has taken another group (relatives sharing surname, address and
+           phone) for the same people.
+
+        What happened is returned as a dict (steps, growth of the matches, and
+        whether each step was kept) and recorded in ``attrs`` by :func:`score`.
+
+        Pairs with the same levels on every field have the same probability, so
+        both steps run on the distinct level patterns (a few thousand at most).
+        """
+        labels = list(levels)
+        patterns, counts = _level_patterns([levels[label] for label in labels])
+        weights = counts.astype(np.float64)
+
+        def matches(model: MatchModel) -> float:
+            found = model._pattern_probability(labels, patterns) >= 0.5
+            return float(weights[found].sum())
+
+        careful = start
+        for _ in range(_LEAVE_ONE_OUT_STEPS):
+            careful = careful.leave_one_out(labels, patterns, weights)
+        first = max(matches(start), 1.0)
+        loo_growth = matches(careful) / first
+        loo_kept = loo_growth >= _LEAVE_ONE_OUT_MIN_GROWTH
+        if not loo_kept:
+            careful = start
+        refined, steps = careful.expectation_maximisation(labels, patterns, weights)
+        growth = matches(refined) / max(matches(careful), 1.0)
+        kept = growth <= _EM_MAX_GROWTH
+        fit = {
+            "leave_one_out_steps": _LEAVE_ONE_OUT_STEPS,
+            "leave_one_out_growth": round(loo_growth, 4),
+            "leave_one_out_kept": loo_kept,
+            "em_steps": steps,
+            "em_growth": round(growth, 4),
+            "em_kept": kept,
+        }
+        return (refined if kept else careful), fit
+
+    def leave_one_out(
+        self,
+        labels: list[str],
+        patterns: npt.NDArray[np.intp],
+        weights: npt.NDArray[np.float64],
+    ) -> MatchModel:
+        """Re-estimate each field's m from pairs the other fields make sure."""
+        contributions = self._contributions(labels, patterns)
+        total = np.log(self.prior / (1 - self.prior)) + contributions.sum(axis=1)
+        m: dict[str, npt.NDArray[np.float64]] = {}
+        for column, label in enumerate(labels):
+            others = total - contributions[:, column]
+            sure = weights * (others >= _SURE_LOG_ODDS)
+            m[label] = _level_frequencies(patterns[:, column], sure)
+        return MatchModel(prior=self.prior, m=m, u=self.u)
+
+    def expectation_maximisation(
+        self,
+        labels: list[str],
+        patterns: npt.NDArray[np.intp],
+        weights: npt.NDArray[np.float64],
+    ) -> tuple[MatchModel, int]:
+        """Soft-count EM of prior, m and u from this model; return it and steps."""
+        model = self
+        probability = model._pattern_probability(labels, patterns)
+        steps = 0
+        for steps in range(1, _EM_ITERATIONS + 1):  # noqa: B007 - steps is returned
+            matched = weights * probability
+            unmatched = weights - matched
+            m = {
+                label: _level_frequencies(patterns[:, column], matched)
+                for column, label in enumerate(labels)
+            }
+            u = {
+                label: _level_frequencies(patterns[:, column], unmatched)
+                for column, label in enumerate(labels)
+            }
+            prior = float(matched.sum() / weights.sum())
+            model = MatchModel(prior=min(max(prior, 1e-9), 1 - 1e-9), m=m, u=u)
+            updated = model._pattern_probability(labels, patterns)
+            moved = float(np.abs(updated - probability).max())
+            probability = updated
+            if moved <= _EM_TOLERANCE:
+                break
+        return model, steps
+
+    def _contributions(
+        self, labels: list[str], patterns: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.float64]:
+        """Log-likelihood ratio of each pattern's level, per field (columns)."""
+        return np.stack(
+            [
+                np.append(np.log(self.m[label] / self.u[label]), 0.0)[patterns[:, i]]
+                for i, label in enumerate(labels)
+            ],
+            axis=1,
+        )
+
+    def _pattern_probability(
+        self, labels: list[str], patterns: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.float64]:
+        return self.probability_of_levels(
+            {label: patterns[:, column] for column, label in enumerate(labels)}
+        )
 
     def probability(
         self, field_scores: dict[str, npt.NDArray[np.float64]]

@@ -10,6 +10,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from lsh_frame._arrow import (
     MinHashSignature,
@@ -30,6 +31,10 @@ __all__ = ["estimate_jaccard", "make_config", "minhash", "sign_array"]
 #: Rows per unit of work: small enough to keep intermediates in cache-sized
 #: arrays and memory bounded, large enough to amortise per-call overhead.
 DEFAULT_CHUNK_SIZE = 16_384
+#: Columns of at least this many rows are signed per distinct value when at most
+#: this share of their values are distinct (the copy then costs less than signing).
+_DEDUPE_MIN_ROWS = 4_096
+_DEDUPE_MAX_SHARE = 0.5
 
 
 def default_workers() -> int:
@@ -80,13 +85,33 @@ def sign_array(
     salt: int = 0,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     workers: int | None = None,
+    _deduplicated: bool = False,
 ) -> tuple[npt.NDArray, npt.NDArray[np.bool_]]:
     """Sign a ``large_string`` Arrow array; return ``(matrix, valid)``.
 
     Rows with no shingle (missing, empty or shorter than one shingle) are not
-    valid and their matrix rows are zero.
+    valid and their matrix rows are zero. When values repeat (names, cities,
+    dates), each distinct value is signed once and its signature copied to
+    every row that holds it.
     """
     n = len(array)
+    if not _deduplicated and n >= _DEDUPE_MIN_ROWS:
+        encoded = pc.dictionary_encode(array)
+        distinct = encoded.dictionary
+        if len(distinct) <= _DEDUPE_MAX_SHARE * n:
+            signed, signed_valid = sign_array(
+                distinct,
+                config,
+                salt=salt,
+                chunk_size=chunk_size,
+                workers=workers,
+                _deduplicated=True,
+            )
+            present = encoded.indices.is_valid().to_numpy(zero_copy_only=False)
+            codes = pc.fill_null(encoded.indices, 0).to_numpy(zero_copy_only=False)
+            matrix = signed[codes]
+            matrix[~present] = 0
+            return matrix, signed_valid[codes] & present
     dtype = value_type(config.scheme).to_pandas_dtype()
     matrix = np.zeros((n, config.num_perm), dtype=dtype)
     valid = np.zeros(n, dtype=bool)

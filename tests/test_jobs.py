@@ -307,7 +307,7 @@ def test_merge_left_one_to_one_keeps_every_left_row_once(
     merged = _mapped_merge(left, right, how="left", one_to_one=True)
     assert merged.index.equals(left.index)
     matched = merged["score"].notna()
-    assert merged.loc[matched, "first"].notna().all()
+    assert merged.loc[matched, "entity_id_y"].notna().all()
     assert merged.loc[~matched, ["first", "last", "score"]].isna().all().all()
     # No right record is used twice: its entity/phone pairs are unique.
     right_rows = merged.loc[matched, ["entity_id_y", "phone_y", "first", "last"]]
