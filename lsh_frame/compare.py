@@ -756,7 +756,7 @@ def _level_patterns(
     if base ** len(columns) > np.iinfo(np.int64).max:  # > 31 fields: rows as keys
         matrix = np.stack(columns, axis=1).astype(np.uint8)
         patterns, counts = np.unique(matrix, axis=0, return_counts=True)
-        return patterns.astype(np.intp), counts
+        return patterns.astype(np.intp), counts.astype(np.int64)
     # One integer per pair (its levels as base-4 digits): a flat unique is fast.
     code = np.zeros(columns[0].size if columns else 0, dtype=np.int64)
     for level in columns:
@@ -765,7 +765,7 @@ def _level_patterns(
     patterns = np.empty((distinct.size, len(columns)), dtype=np.intp)
     for column in range(len(columns) - 1, -1, -1):
         distinct, patterns[:, column] = np.divmod(distinct, base)
-    return patterns, counts
+    return patterns, counts.astype(np.int64)
 
 
 @dataclass(frozen=True)
