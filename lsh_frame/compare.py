@@ -755,8 +755,8 @@ def _level_patterns(
     base = len(_LEVEL_NAMES) + 1
     if base ** len(columns) > np.iinfo(np.int64).max:  # > 31 fields: rows as keys
         matrix = np.stack(columns, axis=1).astype(np.uint8)
-        patterns, counts = np.unique(matrix, axis=0, return_counts=True)
-        return patterns.astype(np.intp), counts.astype(np.int64)
+        rows, row_counts = np.unique(matrix, axis=0, return_counts=True)
+        return rows.astype(np.intp), row_counts.astype(np.int64)
     # One integer per pair (its levels as base-4 digits): a flat unique is fast.
     code = np.zeros(columns[0].size if columns else 0, dtype=np.int64)
     for level in columns:
