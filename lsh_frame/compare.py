@@ -504,11 +504,12 @@ def score(
         The right table when the pairs link two tables.
     min_score : float in [0, 1] or "auto"
         A number: pairs whose ``score`` reaches it are matches. ``"auto"``
-        (default) decides without labels, in two steps: the valley below the
-        highest group of scores (see :func:`auto_min_score`) splits the pairs
-        provisionally; then a :class:`MatchModel` learns from that split how
-        much agreeing, nearly agreeing or differing on each field says, and
-        pairs whose ``match_probability`` reaches 0.5 are matches.
+        (default) decides without labels: the valley below the highest group
+        of scores (see :func:`auto_min_score`) splits the pairs provisionally;
+        a :class:`MatchModel` learns from that split how much agreeing, nearly
+        agreeing or differing on each field says, and is refined
+        (:meth:`MatchModel.refine`) to take back the matches the split left
+        out; pairs whose ``match_probability`` reaches 0.5 are matches.
     values : bool
         Also return both records' raw values of every field side by side
         (``<field>_left`` and ``<field>_right``), for review.
@@ -533,7 +534,8 @@ def score(
         records weighted by ``Field.weight``; NaN when no field is present in
         both. ``attrs["lsh_frame"]`` records the ``min_score`` used, each
         field's comparison and weight, and the learned model (``"model"``:
-        prior, and m, u and weight in bits per field and level).
+        prior, and m, u and weight in bits per field and level; ``"fit"``: how
+        the refinement went).
 
     Examples
     --------
