@@ -1,29 +1,44 @@
-"""Progress of the long steps of a job, shown as a tqdm bar on stderr.
+"""Progress of the long steps of a job: a tqdm line on stderr, or a record.
 
-The stages announce themselves with :func:`step`; nothing is shown unless a
+The stages announce themselves with :func:`step`; nothing happens unless a
 caller opened :func:`reporting` with ``enabled=True`` (the command line does so
-when stderr is a terminal, the job functions when given ``progress=True``).
-Steps are announced from the calling thread only.
+when stderr is a terminal, the job functions when given ``progress=True``) or
+:func:`recording` (benchmarks time the steps with it). Steps are announced from
+the calling thread only. The first listener opened wins; inner ones are quiet.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
 
-_BAR: ContextVar[Any] = ContextVar("lsh_frame_progress", default=None)
+_LISTENER: ContextVar[Callable[[str], None] | None] = ContextVar(
+    "lsh_frame_progress", default=None
+)
+
+
+@contextmanager
+def _listening(listener: Callable[[str], None]) -> Iterator[bool]:
+    if _LISTENER.get() is not None:
+        yield False
+        return
+    token = _LISTENER.set(listener)
+    try:
+        yield True
+    finally:
+        _LISTENER.reset(token)
 
 
 @contextmanager
 def reporting(enabled: bool, description: str) -> Iterator[None]:
     """Show the steps announced inside the block as one progress line."""
-    if not enabled or _BAR.get() is not None:
+    if not enabled or _LISTENER.get() is not None:
         yield
         return
-    from tqdm.auto import tqdm  # imported only when a bar is shown
+    from tqdm.auto import tqdm  # imported only when a line is shown
 
     bar = tqdm(
         total=None,
@@ -33,19 +48,28 @@ def reporting(enabled: bool, description: str) -> Iterator[None]:
         bar_format="{desc} [{elapsed}]",
         leave=False,
     )
-    token = _BAR.set((bar, description))
+
+    def show(label: str) -> None:
+        bar.set_description_str(f"{description}: {label}")
+        bar.update(1)
+
     try:
-        yield
+        with _listening(show):
+            yield
     finally:
-        _BAR.reset(token)
         bar.close()
 
 
+@contextmanager
+def recording() -> Iterator[list[tuple[str, float]]]:
+    """Collect ``(label, perf_counter())`` of every step announced in the block."""
+    steps: list[tuple[str, float]] = []
+    with _listening(lambda label: steps.append((label, time.perf_counter()))):
+        yield steps
+
+
 def step(label: str) -> None:
-    """Announce the step that starts now (no-op when nothing is shown)."""
-    current = _BAR.get()
-    if current is None:
-        return
-    bar, description = current
-    bar.set_description_str(f"{description}: {label}")
-    bar.update(1)
+    """Announce the step that starts now (no-op when nobody listens)."""
+    listener = _LISTENER.get()
+    if listener is not None:
+        listener(label)

@@ -316,13 +316,26 @@ def _field_text(frame: pd.DataFrame, spec: Field, *, owner: str) -> pa.Array:
 def _exact_keys(
     frame: pd.DataFrame, spec: Field, *, owner: str
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]:
-    """One 64-bit key per normalised value; missing or blank values get none."""
+    """One 64-bit key per normalised value; missing or blank values get none.
+
+    Values that repeat (dates, cities, postcodes) are normalised and hashed once
+    per distinct raw value.
+    """
+    text = _field_text(frame, spec, owner=owner)
+    encoded = pc.dictionary_encode(text)
+    distinct = encoded.dictionary
+    repeats = 0 < len(distinct) <= len(text) // 2
     points, offsets = normalized_codepoints(
-        _field_text(frame, spec, owner=owner), spec.shingle_config
+        distinct if repeats else text, spec.shingle_config
     )
     starts, ends = offsets[:-1], offsets[1:]
     keys = hashing.word_hashes(points, starts, ends) ^ np.uint64(_salt(spec.label))
-    return keys[:, None], ends > starts
+    valid = ends > starts
+    if repeats:
+        present = encoded.indices.is_valid().to_numpy(zero_copy_only=False)
+        codes = pc.fill_null(encoded.indices, 0).to_numpy(zero_copy_only=False)
+        keys, valid = keys[codes], valid[codes] & present
+    return keys[:, None], valid
 
 
 def _sample_text(side: SideKeys, position: int) -> str:

@@ -98,7 +98,7 @@ def sign_array(
     if not _deduplicated and n >= _DEDUPE_MIN_ROWS:
         encoded = pc.dictionary_encode(array)
         distinct = encoded.dictionary
-        if len(distinct) <= _DEDUPE_MAX_SHARE * n:
+        if 0 < len(distinct) <= _DEDUPE_MAX_SHARE * n:
             signed, signed_valid = sign_array(
                 distinct,
                 config,

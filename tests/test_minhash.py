@@ -352,3 +352,16 @@ def test_duplicate_index_labels_are_kept_positionally():
     assert result.index.tolist() == [7, 7, 8]
     assert lf.estimate_jaccard(result.iloc[0], result.iloc[2]) == 1.0
     assert lf.estimate_jaccard(result.iloc[0], result.iloc[1]) < 0.2
+
+
+def test_repeated_values_are_signed_once_and_copied_exactly():
+    # Above a few thousand rows, a column of repeating values is signed per
+    # distinct value; rows must get exactly what signing them alone gives.
+    from lsh_frame._arrow import signature_matrix
+
+    values = pd.Series(["ann lee", "bob", None, "", "ann  lee", "Zoë"] * 1_000)
+    many, many_valid = signature_matrix(lf.minhash(values, seed=5))
+    few, few_valid = signature_matrix(lf.minhash(values.iloc[:6], seed=5))
+    np.testing.assert_array_equal(many, np.tile(few, (1_000, 1)))
+    np.testing.assert_array_equal(many_valid, np.tile(few_valid, 1_000))
+    assert not many_valid[2] and not many_valid[3]
