@@ -520,6 +520,10 @@ def resolve(
       less similar than the threshold, estimated from a sample of random pairs)
       stay within one per record.
 
+    When linking, "per record" counts both tables, but at most twice the
+    smaller one: six new records linked against a saved table of a million get
+    a budget of twelve pairs, not a million.
+
     Low-cardinality columns never make a key of their own. Each decision, with
     the numbers behind it, is recorded in ``decisions``.
     """
@@ -539,6 +543,12 @@ def resolve(
         n_left * n_right if n_right is not None else n_left * (n_left - 1) // 2
     )
     n_records = n_left + (n_right or 0)
+    # The record budget: about one unwanted pair per record. When linking, every
+    # pair holds a record of each table, so a small table (a batch of new
+    # records against a saved one) gets two per record of its own, not one per
+    # record of the large table.
+    if n_right is not None:
+        n_records = min(n_records, 2 * min(n_left, n_right))
     decisions: list[str] = []
     keys: list[BlockingKey] = []
     signatures: dict[str, tuple[Any, Any]] = {}

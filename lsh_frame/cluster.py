@@ -93,10 +93,10 @@ def cluster(
     scored = _check_pairs(scored, owner)
     if min_score is not None:
         checked = _check_min_score(min_score, owner)
-        if checked == "auto":
+        if not isinstance(checked, float):
             raise ConfigError(
                 f"The 'min_score' parameter of {owner} must be a number in [0, 1] "
-                "or None (use the pairs' 'match' column). Got 'auto' instead."
+                f"or None (use the pairs' 'match' column). Got {min_score!r} instead."
             )
         min_score = checked
     warn_size = check_int(warn_size, "warn_size", owner, minimum=1)

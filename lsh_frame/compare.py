@@ -24,12 +24,13 @@ concurrently.
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -89,7 +90,7 @@ _AUTO_SMOOTHING = 5
 #: Pairs of signature rows compared at a time (bounds the temporaries).
 _ESTIMATE_CHUNK = 65_536
 
-MinScore = float | Literal["auto"]
+MinScore = Union[float, Literal["auto"], "MatchModel", dict]
 
 
 @dataclass(frozen=True)
@@ -413,17 +414,21 @@ def _check_pairs(pairs: Any, owner: str) -> pd.DataFrame:
     return pairs
 
 
-def _check_min_score(min_score: Any, owner: str) -> MinScore:
+def _check_min_score(
+    min_score: Any, owner: str
+) -> float | Literal["auto"] | MatchModel:
     if isinstance(min_score, str) and min_score == "auto":
         return "auto"
+    if isinstance(min_score, (MatchModel, dict)):
+        return MatchModel.from_dict(min_score, owner)
     if (
         isinstance(min_score, (bool, np.bool_))
         or not isinstance(min_score, numbers.Real)
         or not 0 <= float(min_score) <= 1
     ):
         raise ConfigError(
-            f"The 'min_score' parameter of {owner} must be a number in [0, 1] or "
-            f"'auto'. Got {min_score!r} instead."
+            f"The 'min_score' parameter of {owner} must be a number in [0, 1], "
+            f"'auto', or a learned model. Got {min_score!r} instead."
         )
     return float(min_score)
 
@@ -626,12 +631,25 @@ def _score(
         other, (right_positions,) = _rows_in_use(other, right_positions)
         right_frame = other
 
+    given_model = min_score if isinstance(min_score, MatchModel) else None
+    if given_model is not None:
+        counted_labels = {spec.label for spec in specs if spec.weight > 0}
+        if counted_labels != set(given_model.m):
+            raise ConfigError(
+                f"The model given to {owner} as min_score was learned on the fields "
+                f"{sorted(given_model.m)}, but the fields scored here (weight > 0) "
+                f"are {sorted(counted_labels)}. Score the same fields."
+            )
+
     def score_field(spec: Field) -> tuple[dict[str, Any], str]:
         if _stored_config(frame, spec) is not None:
             return _score_signature_field(
                 spec, frame, other, left_positions, right_positions
             )
         comparison = _resolve_comparison(spec, tables, owner)
+        if given_model is not None and spec.compare == "auto":
+            # Score as the model was learned, whatever this batch looks like.
+            comparison = given_model.compare.get(spec.label, comparison)
         return _score_text_field(
             spec,
             frame,
@@ -677,10 +695,24 @@ def _score(
 
     _progress.step("deciding matches")
     combined = _combine(field_scores, weights, len(pairs))
-    chosen = auto_min_score(combined) if min_score == "auto" else min_score
     columns["score"] = combined
-    match = np.nan_to_num(combined, nan=-1.0) >= chosen
     model: MatchModel | None = None
+    fit: dict[str, Any] | None = None
+    chosen: float | None
+    if given_model is not None:
+        chosen, model = None, given_model
+        levels = {
+            spec.label: MatchModel.levels(values)
+            for spec, values in zip(specs, field_scores, strict=True)
+            if spec.weight > 0
+        }
+        probability = model.probability_of_levels(levels)
+        columns["match_probability"] = probability
+        match = probability >= 0.5
+    else:
+        assert isinstance(min_score, (float, str))
+        chosen = auto_min_score(combined) if min_score == "auto" else float(min_score)
+        match = np.nan_to_num(combined, nan=-1.0) >= chosen
     if min_score == "auto":
         counted = [
             (spec.label, values)
@@ -705,10 +737,18 @@ def _score(
         "lsh_frame": {
             "link": other is not None,
             "min_score": chosen,
-            "min_score_rule": "auto" if min_score == "auto" else "given",
+            "min_score_rule": "auto"
+            if min_score == "auto"
+            else ("model" if given_model is not None else "given"),
             "compare": comparisons,
             "weights": {spec.label: spec.weight for spec in specs},
-            "model": None if model is None else {**model.to_dict(), "fit": fit},
+            "model": None
+            if model is None
+            else {
+                **model.to_dict(),
+                "compare": {label: comparisons[label] for label in model.m},
+                "fit": fit if given_model is None else "given",
+            },
         },
     }
     return result
@@ -787,6 +827,50 @@ class MatchModel:
     prior: float
     m: dict[str, npt.NDArray[np.float64]]
     u: dict[str, npt.NDArray[np.float64]]
+    compare: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, learned: Any, owner: str = "MatchModel") -> MatchModel:
+        """Rebuild a model from ``attrs["lsh_frame"]["model"]`` (or pass one through).
+
+        So a model learned on a full run (a table, or two linked tables) can
+        decide later batches — new records against a saved table — where too
+        few candidates would make a poor model of their own.
+        """
+        if isinstance(learned, MatchModel):
+            return learned
+        try:
+            prior = float(learned["prior"])
+            fields = learned["fields"]
+            m = {
+                label: np.asarray(f["m"], dtype=np.float64)
+                for label, f in fields.items()
+            }
+            u = {
+                label: np.asarray(f["u"], dtype=np.float64)
+                for label, f in fields.items()
+            }
+        except (KeyError, TypeError, ValueError) as error:
+            raise ConfigError(
+                f"{owner} got a dict for min_score that is not a learned model: "
+                "pass scored.attrs['lsh_frame']['model'] from an earlier score() "
+                f"with min_score='auto' ({type(error).__name__}: {error})."
+            ) from None
+        size = len(_LEVEL_NAMES)
+        valid = 0 < prior < 1 and all(
+            table[label].shape == (size,)
+            and np.all(table[label] > 0)
+            and abs(table[label].sum() - 1) < 1e-3
+            for table in (m, u)
+            for label in table
+        )
+        if not valid or not m:
+            raise ConfigError(
+                f"{owner} got a learned model with invalid numbers: the prior must be "
+                f"in (0, 1) and each field's m and u {size} positive shares summing "
+                "to 1."
+            )
+        return cls(prior=prior, m=m, u=u, compare=dict(learned.get("compare", {})))
 
     @staticmethod
     def levels(values: npt.NDArray[np.float64]) -> npt.NDArray[np.intp]:
@@ -978,8 +1062,8 @@ class MatchModel:
             "levels": list(_LEVEL_NAMES),
             "fields": {
                 label: {
-                    "m": self.m[label].round(6).tolist(),
-                    "u": self.u[label].round(6).tolist(),
+                    "m": self.m[label].tolist(),
+                    "u": self.u[label].tolist(),
                     "weight": np.log2(self.m[label] / self.u[label]).round(3).tolist(),
                 }
                 for label in self.m

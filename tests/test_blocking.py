@@ -334,3 +334,20 @@ def test_decisions_say_when_a_field_cannot_be_made_selective():
     frame = pd.DataFrame({"x": [f"{base[:n]}-{i:04d}" for i, n in enumerate(lengths)]})
     context = blocking.resolve(frame, [lf.Field("x")])
     assert "is not met even at the highest threshold" in context.decisions[0]
+
+
+def test_a_small_batch_linked_to_a_large_table_gets_a_small_budget():
+    # Six to ten new records against thousands: the data-chosen keys must aim
+    # at a few candidates per new record, not one per record of the saved table.
+    people = lf.datasets.make_customers(5_000, seed=3)
+    columns = [column for column in people.columns if column != "entity_id"]
+    saved, batch = people.iloc[:4_990], people.iloc[4_990:]
+    pairs = lf.candidates(saved[columns], columns, other=batch[columns])
+    assert len(pairs) <= 10 * len(batch)
+    truth = people["entity_id"]
+    true_pairs = sum(
+        int((truth.iloc[:4_990] == entity).sum()) for entity in truth.iloc[4_990:]
+    )
+    found = truth.loc[pairs["left"]].to_numpy() == truth.loc[pairs["right"]].to_numpy()
+    assert true_pairs > 0
+    assert found.sum() == true_pairs

@@ -1,5 +1,7 @@
 """Scoring pairs: exact Jaccard, fuzzy scores, NaN handling, weights, decisions."""
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -633,3 +635,40 @@ def test_level_patterns_are_the_distinct_rows():
         )
         np.testing.assert_array_equal(patterns, expected)
         np.testing.assert_array_equal(counts, expected_counts)
+
+
+def test_a_learned_model_decides_a_later_batch():
+    people = lf.datasets.make_customers(6_000, seed=2)
+    columns = [column for column in people.columns if column != "entity_id"]
+    saved, batch = people.iloc[:5_000], people.iloc[5_000:5_040]
+    learned = lf.pairs(saved[columns], columns).attrs["lsh_frame"]["model"]
+    assert json.loads(json.dumps(learned)) == learned  # can be stored as JSON
+    found = lf.pairs(saved[columns], columns, other=batch[columns], min_score=learned)
+    info = found.attrs["lsh_frame"]
+    assert info["min_score_rule"] == "model"
+    assert info["model"]["fields"] == learned["fields"]
+    assert (found["match"] == (found["match_probability"] >= 0.5)).all()
+    truth = (people["entity_id"].iloc[:5_000], people["entity_id"].iloc[5_000:5_040])
+    quality = lf.evaluate(found, truth)
+    assert quality.precision > 0.9
+    assert quality.recall > 0.9
+    # The same model object works too, and an explicit comparison is respected.
+    model = compare.MatchModel.from_dict(learned)
+    again = lf.pairs(saved[columns], columns, other=batch[columns], min_score=model)
+    pd.testing.assert_frame_equal(again, found)
+
+
+def test_a_learned_model_must_fit_the_fields():
+    people = lf.datasets.make_customers(2_000, seed=2)
+    learned = lf.pairs(people, ["given_name", "surname", "email"]).attrs["lsh_frame"][
+        "model"
+    ]
+    with pytest.raises(lf.ConfigError, match="learned on the fields"):
+        lf.pairs(people, ["given_name", "surname"], min_score=learned)
+    with pytest.raises(lf.ConfigError, match="not a learned model"):
+        lf.pairs(people, ["given_name"], min_score={"prior": 0.5})
+    broken = {**learned, "prior": 1.5}
+    with pytest.raises(lf.ConfigError, match="invalid numbers"):
+        lf.pairs(people, ["given_name", "surname", "email"], min_score=broken)
+    with pytest.raises(lf.ConfigError, match="must be a number"):
+        lf.cluster(people, lf.pairs(people, ["email"]), min_score=learned)
