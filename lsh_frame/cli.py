@@ -18,6 +18,7 @@ many candidate pairs), 2 bad usage or unreadable input.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -165,25 +166,82 @@ def _positive(text: str) -> int:
     return value
 
 
+def _load_model(path: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf8") as file:
+            learned = json.load(file)
+    except OSError as error:
+        raise InputError(
+            f"cannot read the model {path!r}: {error.strerror or error}"
+        ) from error
+    except ValueError as error:
+        raise InputError(f"the model {path!r} is not JSON: {error}") from error
+    if not isinstance(learned, dict):
+        raise InputError(f"the model {path!r} is not a learned model (a JSON object)")
+    return learned
+
+
+def _save_model(result: pd.DataFrame, path: str | None) -> str | None:
+    """Write the learned model as JSON; return a note for the summary."""
+    if path is None:
+        return None
+    learned = result.attrs.get("lsh_frame", {}).get("model")
+    if learned is None:
+        return (
+            "  no model was learned (too few candidate pairs, or a numeric --min-score)"
+        )
+    try:
+        with open(path, "w", encoding="utf8") as file:
+            json.dump(learned, file, indent=2)
+    except OSError as error:
+        raise InputError(f"cannot write {path!r}: {error.strerror or error}") from error
+    return f"  saved the learned model to {path}"
+
+
 def _job_options(arguments: argparse.Namespace) -> dict[str, Any]:
+    min_score: Any = arguments.min_score
+    if arguments.model is not None:
+        if arguments.min_score != "auto":
+            raise InputError("give --min-score or --model, not both")
+        min_score = _load_model(arguments.model)
     return {
         "threshold": arguments.threshold,
-        "min_score": arguments.min_score,
+        "min_score": min_score,
+        "recall": arguments.recall,
+        "num_perm": arguments.num_perm,
         "seed": arguments.seed,
+        "max_bucket": arguments.max_bucket,
         "max_pairs": arguments.max_pairs,
     }
 
 
+def _indexed(frame: pd.DataFrame, column: str | None, role: str) -> pd.DataFrame:
+    """Use ``column`` as the frame's index (record ids), checked for uniqueness."""
+    if column is None:
+        return frame
+    if column not in frame.columns:
+        raise InputError(
+            f"the {role} has no column {column!r} to use as the index; "
+            f"its columns: {', '.join(map(str, frame.columns))}"
+        )
+    if frame[column].isna().any() or not frame[column].is_unique:
+        raise InputError(
+            f"the {role}'s column {column!r} cannot be the index: its values must "
+            "be present and unique"
+        )
+    return frame.set_index(column)
+
+
 def run_dedupe(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
     """``lsh-frame dedupe``: entity per row, or one row per entity."""
-    frame = read_table(arguments.input)
+    frame = _indexed(read_table(arguments.input), arguments.index_col, "input")
     on = _columns(arguments.on)
     started = time.perf_counter()
     if arguments.drop:
         result = drop_duplicates(
             frame,
             on,
-            keep=arguments.keep,
+            keep=False if arguments.keep == "none" else arguments.keep,
             progress=arguments.progress,
             **_job_options(arguments),
         )
@@ -198,7 +256,10 @@ def run_dedupe(arguments: argparse.Namespace, say: Callable[[str], None]) -> int
         )
     elapsed = time.perf_counter() - started
     info = result.attrs["lsh_frame"]
-    write_table(result, arguments.output, index=arguments.index)
+    write_table(
+        result, arguments.output, index=arguments.index or bool(arguments.index_col)
+    )
+    saved = _save_model(result, arguments.save_model)
     say(
         f"lsh-frame dedupe: {len(frame):,} records → {info['entities']:,} entities "
         f"({info['pairs']:,} candidate pairs, {info['matches']:,} matches) in "
@@ -209,13 +270,21 @@ def run_dedupe(arguments: argparse.Namespace, say: Callable[[str], None]) -> int
         if arguments.output != "-"
         else f"  wrote {len(result):,} rows to standard output"
     )
+    if saved:
+        say(saved)
     return OK
 
 
 def run_link(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
     """``lsh-frame link``: the fuzzy join (or the scored pairs with --pairs)."""
-    left = read_table(arguments.left, "left input")
-    right = read_table(arguments.right, "right input")
+    left = _indexed(
+        read_table(arguments.left, "left input"), arguments.index_col, "left input"
+    )
+    right = _indexed(
+        read_table(arguments.right, "right input"),
+        arguments.right_index_col or arguments.index_col,
+        "right input",
+    )
     on = _columns(arguments.on)
     right_on = _columns(arguments.right_on) if arguments.right_on else None
     mapping: dict[str, Any] = (
@@ -249,7 +318,14 @@ def run_link(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
         )
         matches = int(result["score"].notna().sum())
     elapsed = time.perf_counter() - started
-    write_table(result, arguments.output, index=False)
+    # Pairs carry the record labels in left/right; a merge keeps the left
+    # labels in its index, worth writing when they are the user's ids.
+    write_table(
+        result,
+        arguments.output,
+        index=not arguments.pairs and arguments.index_col is not None,
+    )
+    saved = _save_model(result, arguments.save_model)
     say(
         f"lsh-frame link: {len(left):,} × {len(right):,} records → {matches:,} "
         f"matched pairs in {elapsed:.1f} s"
@@ -259,6 +335,8 @@ def run_link(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
         if arguments.output != "-"
         else f"  wrote {len(result):,} rows to standard output"
     )
+    if saved:
+        say(saved)
     return OK
 
 
@@ -273,7 +351,7 @@ def run_plan(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
     for similarity in np.round(np.arange(0.1, 1.0001, 0.1), 2):
         probability = float(chosen.probability(similarity))
         bar = "█" * round(probability * 40)
-        say(f"  {similarity:8.1f}  {probability:11.3f}  {bar}")
+        say(f"  {similarity:8.1f}  {probability:11.3f}  {bar}".rstrip())
     return OK
 
 
@@ -403,6 +481,33 @@ def _add_job_options(parser: argparse.ArgumentParser) -> None:
         help="score a pair needs to match, or 'auto' to learn it (default)",
     )
     parser.add_argument(
+        "--model",
+        help="decide with a model saved by --save-model (for small batches)",
+    )
+    parser.add_argument(
+        "--save-model",
+        help="save the learned model as JSON, to decide later batches with --model",
+    )
+    parser.add_argument(
+        "--index-col",
+        help="column of record ids: used as the index and written with the output",
+    )
+    parser.add_argument(
+        "--recall",
+        type=_fraction,
+        default=0.95,
+        help="least probability that an LSH key finds a pair at its threshold (0.95)",
+    )
+    parser.add_argument(
+        "--num-perm", type=_positive, default=128, help="signature length (128)"
+    )
+    parser.add_argument(
+        "--max-bucket",
+        type=_positive,
+        default=1_000,
+        help="drop key buckets with more records than this (1000)",
+    )
+    parser.add_argument(
         "--threshold",
         type=_fraction,
         default=None,
@@ -455,9 +560,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     dedupe.add_argument(
         "--keep",
-        choices=["first", "last", "most_complete"],
+        choices=["first", "last", "most_complete", "none"],
         default="first",
-        help="with --drop, the row kept of each entity (first)",
+        help="with --drop, the row kept of each entity (first); none drops every "
+        "row that has a duplicate",
     )
     dedupe.add_argument(
         "--id-column",
@@ -479,6 +585,10 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         required=True,
         help="columns to match on (left names when --right-on is given)",
+    )
+    link_parser.add_argument(
+        "--right-index-col",
+        help="the right table's column of record ids (default: --index-col)",
     )
     link_parser.add_argument(
         "--right-on",

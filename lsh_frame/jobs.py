@@ -669,7 +669,18 @@ def merge(
     order = np.lexsort((rank, left_pos))
     left_pos, right_pos = left_pos[order], right_pos[order]
     scores = scores.iloc[order].reset_index(drop=True)
-    return _joined(left, right, left_pos, right_pos, scores, suffixes, owner)
+    result = _joined(left, right, left_pos, right_pos, scores, suffixes, owner)
+    decision = scored.attrs.get("lsh_frame", {})
+    result.attrs = {
+        "lsh_frame": {
+            "pairs": len(scored),
+            "matches": len(matched),
+            "min_score": decision.get("min_score"),
+            "min_score_rule": decision.get("min_score_rule"),
+            "model": decision.get("model"),
+        }
+    }
+    return result
 
 
 def _joined(

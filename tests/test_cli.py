@@ -1,6 +1,7 @@
 """The lsh-frame command line."""
 
 import io
+import json
 import re
 import subprocess
 import sys
@@ -259,3 +260,61 @@ def test_plan_prints_the_s_curve(capsys):
     assert len(rows) == 10
     assert probabilities == sorted(probabilities)
     assert probabilities[-1] == 1.0
+
+
+def test_dedupe_with_an_id_column_and_keep_none(customers, tmp_path):
+    source = tmp_path / "people.csv"
+    customers.assign(customer_id=[f"c{i}" for i in range(len(customers))]).to_csv(
+        source, index=False
+    )
+    output = tmp_path / "unique.csv"
+    code = cli.main(
+        ["dedupe", str(source), "--on", ",".join(COLUMNS), "--index-col",
+         "customer_id", "--drop", "--keep", "none", "-o", str(output), "-q"]
+    )  # fmt: skip
+    assert code == 0
+    written = pd.read_csv(output, dtype=str)
+    assert written.columns[0] == "customer_id"
+    frame = cli.read_table(str(source)).set_index("customer_id")
+    expected = lf.drop_duplicates(frame, COLUMNS, keep=False)
+    assert written["customer_id"].tolist() == expected.index.tolist()
+
+
+def test_id_column_must_exist_and_be_unique(customers, tmp_path, capsys):
+    source = tmp_path / "people.csv"
+    customers.to_csv(source, index=False)
+    argv = ["dedupe", str(source), "--on", "surname", "--index-col"]
+    assert cli.main([*argv, "nope"]) == 2
+    assert "no column 'nope'" in capsys.readouterr().err
+    assert cli.main([*argv, "surname"]) == 2
+    assert "present and unique" in capsys.readouterr().err
+
+
+def test_a_saved_model_decides_a_small_batch(customers, tmp_path, capsys):
+    saved = tmp_path / "saved.csv"
+    batch = tmp_path / "batch.csv"
+    model = tmp_path / "model.json"
+    customers.iloc[:580].to_csv(saved, index=False)
+    customers.iloc[580:].to_csv(batch, index=False)
+    on = ",".join(COLUMNS)
+    learn = ["link", str(saved), str(saved), "--on", on, "--pairs", "-o",
+             str(tmp_path / "self.csv"), "--save-model", str(model)]  # fmt: skip
+    assert cli.main(learn) == 0
+    assert f"saved the learned model to {model}" in capsys.readouterr().err
+    learned = json.loads(model.read_text())
+    assert set(learned["fields"]) == set(COLUMNS)
+    use = ["link", str(saved), str(batch), "--on", on, "--pairs", "--model", str(model),
+           "-q"]  # fmt: skip
+    assert cli.main(use) == 0
+    pairs = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    expected = lf.link(
+        cli.read_table(str(saved)), cli.read_table(str(batch)), COLUMNS,
+        min_score=learned, values=True,
+    )  # fmt: skip
+    assert pairs["match"].tolist() == expected["match"].tolist()
+    assert cli.main([*use, "--min-score", "0.8"]) == 2
+    assert "not both" in capsys.readouterr().err
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    assert cli.main([*use[:-3], "--model", str(broken), "-q"]) == 2
+    assert "not JSON" in capsys.readouterr().err
