@@ -1109,9 +1109,9 @@ def blocking_report(
 ) -> BlockingReport:
     """Report what each blocking key would cost and find, before any pair is built.
 
-    Takes the same arguments as :func:`candidates` (plus ``true_pairs``) and
-    computes keys and bucket sizes only, which is much faster than building the
-    pairs.
+    Takes the arguments of :func:`candidates` (but ``max_pairs``: no pair is
+    built) plus ``true_pairs``, and computes keys and bucket sizes only, which
+    is much faster than building the pairs.
 
     Parameters
     ----------

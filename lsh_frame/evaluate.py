@@ -84,12 +84,18 @@ class Evaluation:
         return {**asdict(self), **rates}
 
     def __str__(self) -> str:
-        return (
+        text = (
             f"precision {self.precision:.4f}, recall {self.recall:.4f}, "
             f"F1 {self.f1:.4f} ({self.true_positives:,} of {self.predicted_pairs:,} "
-            f"predicted pairs are true, {self.true_pairs:,} true pairs); pairs "
-            f"completeness {self.pairs_completeness:.4f}, reduction ratio "
-            f"{self.reduction_ratio:.6f} ({self.candidate_pairs:,} candidates)"
+            f"predicted pairs are true, {self.true_pairs:,} true pairs)"
+        )
+        if self.candidate_pairs == self.predicted_pairs:
+            # Clusters (or pairs that are all matches): no separate candidate
+            # set, so blocking's completeness would only repeat the recall.
+            return text
+        return (
+            f"{text}; pairs completeness {self.pairs_completeness:.4f}, reduction "
+            f"ratio {self.reduction_ratio:.6f} ({self.candidate_pairs:,} candidates)"
         )
 
 
