@@ -478,21 +478,45 @@ def _exact_profile(
     return profile, side_keys
 
 
+def _label_order(index: pd.Index) -> npt.NDArray[np.int64]:
+    """Row positions in the order of the index labels (row order if unsortable)."""
+    if index.is_monotonic_increasing:
+        return np.arange(len(index), dtype=np.int64)
+    try:
+        return np.asarray(index.argsort(kind="stable"), dtype=np.int64)
+    except TypeError:  # labels of mixed types have no order
+        return np.arange(len(index), dtype=np.int64)
+
+
 def _random_pair_similarity(
-    left: npt.NDArray[np.uint32],
-    right: npt.NDArray[np.uint32] | None,
+    left: tuple[npt.NDArray, npt.NDArray[np.bool_], pd.Index],
+    right: tuple[npt.NDArray, npt.NDArray[np.bool_], pd.Index] | None,
     seed: int,
 ) -> npt.NDArray[np.float64]:
-    """Estimated Jaccard similarity of randomly drawn record pairs."""
+    """Estimated Jaccard similarity of randomly drawn record pairs.
+
+    Each side is ``(signatures, valid, index)``. Records are drawn by their
+    rank in label order, not by row position, so the sample (and the
+    threshold chosen from it) does not change when the rows are reordered.
+    """
     rng = np.random.default_rng(seed)
-    other = left if right is None else right
-    size = min(_SIMILARITY_SAMPLE, left.shape[0] * other.shape[0])
-    first = rng.integers(0, left.shape[0], size)
-    second = rng.integers(0, other.shape[0], size)
+
+    def ranked(side: tuple[npt.NDArray, npt.NDArray[np.bool_], pd.Index]) -> Any:
+        matrix, valid, index = side
+        order = _label_order(index)
+        return matrix, order[valid[order]]
+
+    left_matrix, left_rows = ranked(left)
+    right_matrix, right_rows = ranked(right) if right is not None else ranked(left)
+    size = min(_SIMILARITY_SAMPLE, left_rows.size * right_rows.size)
+    first = rng.integers(0, left_rows.size, size)
+    second = rng.integers(0, right_rows.size, size)
     if right is None:
         keep = first != second
         first, second = first[keep], second[keep]
-    return (left[first] == other[second]).mean(axis=1)
+    return (left_matrix[left_rows[first]] == right_matrix[right_rows[second]]).mean(
+        axis=1
+    )
 
 
 def resolve(
@@ -633,10 +657,10 @@ def resolve(
             )
             signatures[spec.label] = (left_signatures, right_signatures)
             similarity = _random_pair_similarity(
-                left_signatures[0][left_signatures[1]],
+                (*left_signatures, frame.index),
                 None
-                if right_signatures is None
-                else right_signatures[0][right_signatures[1]],
+                if right_signatures is None or other is None
+                else (*right_signatures, other.index),
                 seed,
             )
             chosen = plan_for_budget(

@@ -384,11 +384,11 @@ def _show_entity(
     inside = inside[inside["match"]]
     shown = ", ".join(
         f"{left}–{right} {probability:.3f}"
-        for left, right, probability in inside[
-            ["left", "right", "match_probability"]
-        ].itertuples(index=False)
+        for left, right, probability in inside[["left", "right", "match_probability"]]
+        .fillna({"match_probability": inside["score"]})
+        .itertuples(index=False)
     )
-    say(f"    match probability of the linked pairs: {shown}")
+    say(f"    match probability (or score) of the linked pairs: {shown}")
 
 
 def run_demo(
@@ -451,10 +451,12 @@ def run_demo(
         matched = scored[scored["match"]]
         # A typical entity of three, the one holding the weakest accepted link,
         # and one of two: the range of what the decision accepts.
-        weakest = matched.loc[matched["match_probability"].idxmin(), "left"]
         three = shared[shared == 3]
         picks = [int(three.index[len(three) // 2])] if len(three) else []
-        picks.append(int(entity.loc[weakest]))
+        # Without a learned model (too few pairs) the score decided.
+        strength = matched["match_probability"].fillna(matched["score"])
+        if strength.notna().any():
+            picks.append(int(entity.loc[matched.loc[strength.idxmin(), "left"]]))
         two = shared[shared == 2]
         if len(two):
             picks.append(int(two.index[len(two) // 2]))

@@ -30,7 +30,7 @@ import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Literal, Union
+from typing import Any, Literal, Union, get_args
 
 import numpy as np
 import numpy.typing as npt
@@ -52,7 +52,7 @@ from lsh_frame.blocking import (
     _stored_config,
     candidates,
 )
-from lsh_frame.config import MinHashConfig
+from lsh_frame.config import Comparison, MinHashConfig
 from lsh_frame.errors import ColumnError, ConfigError, ConfigTypeError
 from lsh_frame.minhash import sign_array
 from lsh_frame.shingle import normalize, tokenize
@@ -778,6 +778,9 @@ _EM_MAX_GROWTH = 1.3
 #: outnumbering duplicates; sound results grew the matches by 1.0-1.21).
 _LEAVE_ONE_OUT_STEPS = 5
 _LEAVE_ONE_OUT_MIN_GROWTH = 0.95
+#: With fewer fields the two-class model is not identifiable (it can swap what
+#: "match" means): the one-step model is kept as it is.
+_REFINE_MIN_FIELDS = 4
 _SURE_LOG_ODDS = float(np.log(0.99 / 0.01))
 
 
@@ -870,7 +873,17 @@ class MatchModel:
                 f"in (0, 1) and each field's m and u {size} positive shares summing "
                 "to 1."
             )
-        return cls(prior=prior, m=m, u=u, compare=dict(learned.get("compare", {})))
+        compare = learned.get("compare", {})
+        allowed = set(get_args(Comparison)) - {"auto"}
+        if not isinstance(compare, dict) or not all(
+            label in m and value in allowed for label, value in compare.items()
+        ):
+            raise ConfigError(
+                f"{owner} got a learned model whose 'compare' is not a mapping of its "
+                f"fields to comparisons ({', '.join(sorted(allowed))}). Got "
+                f"{compare!r}."
+            )
+        return cls(prior=prior, m=m, u=u, compare=dict(compare))
 
     @staticmethod
     def levels(values: npt.NDArray[np.float64]) -> npt.NDArray[np.intp]:
@@ -935,13 +948,18 @@ class MatchModel:
            has taken another group (relatives sharing surname, address and
            phone) for the same people.
 
-        What happened is returned as a dict (steps, growth of the matches, and
-        whether each step was kept) and recorded in ``attrs`` by :func:`score`.
+        A step is also not kept when its fit is not :attr:`sound` (differing on
+        a field would count for a match), and nothing is refined with fewer than
+        four fields, where the model is not identifiable. What happened is
+        returned as a dict (steps, growth of the matches, and whether each step
+        was kept) and recorded in ``attrs`` by :func:`score`.
 
         Pairs with the same levels on every field have the same probability, so
         both steps run on the distinct level patterns (a few thousand at most).
         """
         labels = list(levels)
+        if len(labels) < _REFINE_MIN_FIELDS:
+            return start, {"skipped": f"fewer than {_REFINE_MIN_FIELDS} fields"}
         patterns, counts = _level_patterns([levels[label] for label in labels])
         weights = counts.astype(np.float64)
 
@@ -954,12 +972,12 @@ class MatchModel:
             careful = careful.leave_one_out(labels, patterns, weights)
         first = max(matches(start), 1.0)
         loo_growth = matches(careful) / first
-        loo_kept = loo_growth >= _LEAVE_ONE_OUT_MIN_GROWTH
+        loo_kept = loo_growth >= _LEAVE_ONE_OUT_MIN_GROWTH and careful.sound
         if not loo_kept:
             careful = start
         refined, steps = careful.expectation_maximisation(labels, patterns, weights)
         growth = matches(refined) / max(matches(careful), 1.0)
-        kept = growth <= _EM_MAX_GROWTH
+        kept = growth <= _EM_MAX_GROWTH and refined.sound
         fit = {
             "leave_one_out_steps": _LEAVE_ONE_OUT_STEPS,
             "leave_one_out_growth": round(loo_growth, 4),
@@ -969,6 +987,20 @@ class MatchModel:
             "em_kept": kept,
         }
         return (refined if kept else careful), fit
+
+    @property
+    def sound(self) -> bool:
+        """Whether agreeing on every field weighs more for a match than differing.
+
+        A fit where differing counts for a match has swapped the meaning of the
+        classes (possible with few fields, where the model is not identifiable):
+        such a refinement is not kept.
+        """
+        return all(
+            np.log(self.m[label][0] / self.u[label][0])
+            > np.log(self.m[label][2] / self.u[label][2])
+            for label in self.m
+        )
 
     def leave_one_out(
         self,

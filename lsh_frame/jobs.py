@@ -28,13 +28,14 @@ from lsh_frame import _progress
 from lsh_frame._validation import check_bool, check_choice, check_columns
 from lsh_frame.blocking import _as_fields, _check_frame
 from lsh_frame.cluster import cluster
-from lsh_frame.compare import MinScore, _positions
+from lsh_frame.compare import MatchModel, MinScore, _check_min_score, _positions
 from lsh_frame.compare import pairs as scored_pairs
 from lsh_frame.errors import ColumnError, ConfigError, ConfigTypeError
 
 __all__ = ["dedupe", "drop_duplicates", "link", "merge"]
 
 Keep = Literal["first", "last", "most_complete"] | Literal[False] | Callable[..., Any]
+_KEEP_CHOICES = ("first", "last", "most_complete")
 
 
 def _scored(
@@ -44,6 +45,21 @@ def _scored(
     options: dict[str, Any],
 ) -> pd.DataFrame:
     return scored_pairs(frame, fields, other=other, **options)
+
+
+def _checked_decision(fields: Any, min_score: Any, owner: str) -> Any:
+    """Check ``min_score`` (and a model's fields) before any expensive work."""
+    decision = _check_min_score(min_score, owner)
+    if isinstance(decision, MatchModel):
+        specs, _ = _as_fields(fields, owner)
+        counted = {spec.label for spec in specs if spec.weight > 0}
+        if counted != set(decision.m):
+            raise ConfigError(
+                f"The model given to {owner} as min_score was learned on the fields "
+                f"{sorted(decision.m)}, but the fields here (weight > 0) are "
+                f"{sorted(counted)}. Match on the same fields."
+            )
+    return decision
 
 
 def _check_new_column(
@@ -63,6 +79,34 @@ def _check_new_column(
 
 # ----------------------------------------------------------------------------
 # Dedupe
+
+
+def _entities(
+    frame: pd.DataFrame,
+    fields: Any,
+    options: dict[str, Any],
+    progress: Any,
+    owner: str,
+) -> tuple[npt.NDArray[np.int64], dict[str, Any]]:
+    """Entity id per row (candidates → scores → clusters) and a summary."""
+    progress = check_bool(progress, "progress", owner)
+    options = {
+        **options,
+        "min_score": _checked_decision(fields, options["min_score"], owner),
+    }
+    with _progress.reporting(progress, owner):
+        scored = _scored(frame, fields, None, options)
+        ids = cluster(frame, scored).to_numpy()
+    decision = scored.attrs.get("lsh_frame", {})
+    info = {
+        "pairs": len(scored),
+        "matches": int(scored["match"].sum()),
+        "entities": int(np.unique(ids).size),
+        "min_score": decision.get("min_score"),
+        "min_score_rule": decision.get("min_score_rule"),
+        "model": decision.get("model"),
+    }
+    return ids, info
 
 
 def dedupe(
@@ -136,42 +180,28 @@ def dedupe(
         raise ConfigError(
             f"{owner} got the same label {id_column!r} for id_column and size_column."
         )
-    progress = check_bool(progress, "progress", owner)
-    with _progress.reporting(progress, owner):
-        scored = _scored(
-            frame,
-            fields,
-            None,
-            {
-                "threshold": threshold,
-                "min_score": min_score,
-                "recall": recall,
-                "num_perm": num_perm,
-                "seed": seed,
-                "max_bucket": max_bucket,
-                "max_pairs": max_pairs,
-            },
-        )
-        ids = cluster(frame, scored)
-    sizes = np.bincount(ids.to_numpy())
-    result = frame.assign(
-        **{
-            "__lsh_id": ids.to_numpy(),
-            "__lsh_size": sizes[ids.to_numpy()].astype(np.int64),
-        }
-    ).rename(columns={"__lsh_id": id_column, "__lsh_size": size_column})
-    decision = scored.attrs.get("lsh_frame", {})
-    result.attrs = {
-        **frame.attrs,
-        "lsh_frame": {
-            "pairs": len(scored),
-            "matches": int(scored["match"].sum()),
-            "entities": int(sizes.size),
-            "min_score": decision.get("min_score"),
-            "min_score_rule": decision.get("min_score_rule"),
-            "model": decision.get("model"),
+    ids, info = _entities(
+        frame,
+        fields,
+        {
+            "threshold": threshold,
+            "min_score": min_score,
+            "recall": recall,
+            "num_perm": num_perm,
+            "seed": seed,
+            "max_bucket": max_bucket,
+            "max_pairs": max_pairs,
         },
-    }
+        progress,
+        owner,
+    )
+    sizes = np.bincount(ids)
+    added = pd.DataFrame(
+        {id_column: ids, size_column: sizes[ids].astype(np.int64)},
+        index=frame.index,
+    )
+    result = pd.concat([frame, added], axis=1)
+    result.attrs = {**frame.attrs, "lsh_frame": info}
     return result
 
 
@@ -181,7 +211,11 @@ def _completeness(frame: pd.DataFrame) -> npt.NDArray[np.int64]:
     for position in range(frame.shape[1]):
         column = frame.iloc[:, position]
         present = column.notna().to_numpy().copy()
-        if column.dtype == object or pd.api.types.is_string_dtype(column.dtype):
+        if (
+            column.dtype == object
+            or pd.api.types.is_string_dtype(column.dtype)
+            or isinstance(column.dtype, pd.CategoricalDtype)
+        ):
             text = column.astype("string").str.strip().str.len()
             present &= text.fillna(0).to_numpy(dtype=np.int64) > 0
         filled += present
@@ -287,24 +321,29 @@ def drop_duplicates(
     """
     owner = "drop_duplicates"
     frame = _check_frame(frame, "frame", owner)
-    if not callable(keep):
-        check_choice(keep, "keep", owner, ("first", "last", "most_complete", False))
+    if not callable(keep) and not (
+        keep is False or (isinstance(keep, str) and keep in _KEEP_CHOICES)
+    ):
+        raise ConfigError(
+            f"The 'keep' parameter of {owner} must be 'first', 'last', "
+            f"'most_complete', False or a function. Got {keep!r} instead."
+        )
     ignore_index = check_bool(ignore_index, "ignore_index", owner)
-    labelled = dedupe(
+    ids, info = _entities(
         frame,
         fields,
-        threshold=threshold,
-        min_score=min_score,
-        recall=recall,
-        num_perm=num_perm,
-        seed=seed,
-        max_bucket=max_bucket,
-        max_pairs=max_pairs,
-        id_column="__lsh_id",
-        size_column="__lsh_size",
-        progress=progress,
+        {
+            "threshold": threshold,
+            "min_score": min_score,
+            "recall": recall,
+            "num_perm": num_perm,
+            "seed": seed,
+            "max_bucket": max_bucket,
+            "max_pairs": max_pairs,
+        },
+        progress,
+        owner,
     )
-    ids = labelled["__lsh_id"].to_numpy()
     sizes = np.bincount(ids) if ids.size else np.zeros(0, dtype=np.int64)
     positions = np.arange(ids.size, dtype=np.int64)
     if keep is False:
@@ -320,7 +359,7 @@ def drop_duplicates(
     result = frame.iloc[kept]
     if ignore_index:
         result = result.reset_index(drop=True)
-    result.attrs = {**frame.attrs, "lsh_frame": labelled.attrs["lsh_frame"]}
+    result.attrs = {**frame.attrs, "lsh_frame": info}
     return result
 
 
@@ -457,6 +496,7 @@ def link(
     right = _check_frame(right, "right", owner)
     progress = check_bool(progress, "progress", owner)
     fields, view = _link_tables(left, right, fields, left_on, right_on, owner)
+    min_score = _checked_decision(fields, min_score, owner)
     with _progress.reporting(progress, owner):
         return _scored(
             left,
@@ -494,11 +534,19 @@ def one_to_one_edges(
     >>> one_to_one_edges(np.array([0, 0, 1]), np.array([0, 1, 0]), np.array([1, 2, 0]))
     array([False,  True,  True])
     """
+    if np.unique(rank).size != rank.size:
+        raise ConfigError("one_to_one_edges needs distinct ranks (a total order).")
     taken = np.zeros(left.size, dtype=bool)
     alive = np.arange(left.size)
+    rounds_taking_little = 0
     nodes_left = int(left.max()) + 1 if left.size else 0
     nodes_right = int(right.max()) + 1 if right.size else 0
     while alive.size:
+        if alive.size > _GREEDY_TAIL and rounds_taking_little >= _SLOW_ROUNDS:
+            # A long chain of ranks takes one edge per round (quadratic): walk
+            # what is left in rank order instead.
+            _greedy_walk(left, right, rank, alive, taken)
+            break
         best_left = np.full(nodes_left, np.iinfo(np.int64).max)
         best_right = np.full(nodes_right, np.iinfo(np.int64).max)
         np.minimum.at(best_left, left[alive], rank[alive])
@@ -507,6 +555,9 @@ def one_to_one_edges(
             best_right[right[alive]] == rank[alive]
         )
         chosen = alive[mutual]
+        rounds_taking_little = (
+            rounds_taking_little + 1 if chosen.size * 100 < alive.size else 0
+        )
         taken[chosen] = True
         used_left = np.zeros(nodes_left, dtype=bool)
         used_right = np.zeros(nodes_right, dtype=bool)
@@ -514,6 +565,31 @@ def one_to_one_edges(
         used_right[right[chosen]] = True
         alive = alive[~(used_left[left[alive]] | used_right[right[alive]])]
     return taken
+
+
+#: one_to_one_edges walks the remaining edges one by one after this many rounds
+#: that each took under 1% of them (only chains of ranks do that), unless few
+#: edges are left.
+_SLOW_ROUNDS = 3
+_GREEDY_TAIL = 64
+
+
+def _greedy_walk(
+    left: npt.NDArray[np.int64],
+    right: npt.NDArray[np.int64],
+    rank: npt.NDArray[np.int64],
+    alive: npt.NDArray[np.int64],
+    taken: npt.NDArray[np.bool_],
+) -> None:
+    """Take the ``alive`` edges in rank order whose two ends are still free."""
+    used_left = set(left[taken].tolist())
+    used_right = set(right[taken].tolist())
+    for edge in alive[np.argsort(rank[alive], kind="stable")].tolist():
+        one, two = int(left[edge]), int(right[edge])
+        if one not in used_left and two not in used_right:
+            taken[edge] = True
+            used_left.add(one)
+            used_right.add(two)
 
 
 def _score_columns(scored: pd.DataFrame) -> list[str]:
@@ -619,6 +695,14 @@ def merge(
         raise ConfigError(
             f"The 'suffixes' of {owner} must differ. Got {tuple(suffixes)!r}."
         )
+    # Everything that can be checked before blocking is: names and decision.
+    mapped_fields, _ = _link_tables(left, right, fields, left_on, right_on, owner)
+    specs, _ = _as_fields(mapped_fields, owner)
+    left_names, right_names = _output_names(left, right, suffixes)
+    score_names = [f"{spec.label}_score" for spec in specs]
+    score_names += ["score", "match_probability"]
+    _check_output_names(left_names + right_names, score_names, owner)
+    min_score = _checked_decision(mapped_fields, min_score, owner)
     scored = link(
         left,
         right,
@@ -669,7 +753,7 @@ def merge(
     order = np.lexsort((rank, left_pos))
     left_pos, right_pos = left_pos[order], right_pos[order]
     scores = scores.iloc[order].reset_index(drop=True)
-    result = _joined(left, right, left_pos, right_pos, scores, suffixes, owner)
+    result = _joined(left, right, left_pos, right_pos, scores, suffixes)
     decision = scored.attrs.get("lsh_frame", {})
     result.attrs = {
         "lsh_frame": {
@@ -683,16 +767,10 @@ def merge(
     return result
 
 
-def _joined(
-    left: pd.DataFrame,
-    right: pd.DataFrame,
-    left_pos: npt.NDArray[np.int64],
-    right_pos: npt.NDArray[np.int64],
-    scores: pd.DataFrame,
-    suffixes: Sequence[str],
-    owner: str,
-) -> pd.DataFrame:
-    """Left rows, right rows (missing where ``right_pos`` is -1) and scores."""
+def _output_names(
+    left: pd.DataFrame, right: pd.DataFrame, suffixes: Sequence[str]
+) -> tuple[list[Any], list[Any]]:
+    """Column names of the left and right parts: names in both get suffixes."""
     shared = set(left.columns) & set(right.columns)
 
     def renamed(columns: pd.Index, suffix: str) -> list[Any]:
@@ -700,23 +778,45 @@ def _joined(
             f"{column}{suffix}" if column in shared else column for column in columns
         ]
 
+    return renamed(left.columns, suffixes[0]), renamed(right.columns, suffixes[1])
+
+
+def _check_output_names(names: list[Any], score_names: list[str], owner: str) -> None:
+    repeated = sorted({str(name) for name in names if names.count(name) > 1})
+    if repeated:
+        raise ColumnError(
+            f"{owner} cannot name its output columns uniquely: {repeated} would "
+            "appear twice after adding the suffixes. Choose other suffixes or "
+            "rename those columns."
+        )
+    clash = sorted({str(name) for name in score_names if name in names})
+    if clash:
+        raise ColumnError(
+            f"{owner} adds the score columns {clash}, but a table already has "
+            "columns of those names. Rename them first, for example with "
+            "df.rename(columns={...})."
+        )
+
+
+def _joined(
+    left: pd.DataFrame,
+    right: pd.DataFrame,
+    left_pos: npt.NDArray[np.int64],
+    right_pos: npt.NDArray[np.int64],
+    scores: pd.DataFrame,
+    suffixes: Sequence[str],
+) -> pd.DataFrame:
+    """Left rows, right rows (missing where ``right_pos`` is -1) and scores."""
+    left_names, right_names = _output_names(left, right, suffixes)
     left_part = left.iloc[left_pos].reset_index(drop=True)
-    left_part.columns = renamed(left.columns, suffixes[0])
+    left_part.columns = left_names
     if (right_pos >= 0).all():
         right_part = right.iloc[right_pos].reset_index(drop=True)
     else:
         # Position -1 is not a row: reindex leaves it missing, as pd.merge does.
         right_part = right.reset_index(drop=True).reindex(right_pos)
         right_part = right_part.reset_index(drop=True)
-    right_part.columns = renamed(right.columns, suffixes[1])
-    names = list(left_part.columns) + list(right_part.columns)
-    clash = sorted({str(name) for name in scores.columns if name in names})
-    if len(set(names)) != len(names) or clash:
-        raise ColumnError(
-            f"{owner} cannot name its output columns uniquely: "
-            f"{clash or sorted({str(n) for n in names if names.count(n) > 1})} "
-            "would appear twice. Rename the columns or choose other suffixes."
-        )
+    right_part.columns = right_names
     result = pd.concat([left_part, right_part, scores], axis=1)
     result.index = left.index.take(left_pos)
     return result

@@ -351,3 +351,18 @@ def test_a_small_batch_linked_to_a_large_table_gets_a_small_budget():
     found = truth.loc[pairs["left"]].to_numpy() == truth.loc[pairs["right"]].to_numpy()
     assert true_pairs > 0
     assert found.sum() == true_pairs
+
+
+def test_data_chosen_keys_do_not_depend_on_row_order():
+    people = lf.datasets.make_customers(3_000, seed=8)
+    columns = [column for column in people.columns if column != "entity_id"]
+    shuffled = people.sample(frac=1.0, random_state=4)
+    first = lf.candidates(people[columns], columns)
+    second = lf.candidates(shuffled[columns], columns)
+
+    def as_set(pairs):
+        return set(map(frozenset, pairs[["left", "right"]].to_numpy().tolist()))
+
+    assert as_set(first) == as_set(second)
+    report = lf.blocking_report(shuffled[columns], columns)
+    assert report.decisions == lf.blocking_report(people[columns], columns).decisions

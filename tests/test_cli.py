@@ -60,6 +60,13 @@ def test_demo_with_one_row_finds_nothing():
     assert "1 records → 1 entities" in out.getvalue()
 
 
+@pytest.mark.parametrize("rows", [2, 30])
+def test_demo_with_too_few_pairs_to_learn_still_reports(rows):
+    out = io.StringIO()
+    assert cli.run_demo(rows, seed=1, out=out) == 0
+    assert "Against the built-in truth" in out.getvalue()
+
+
 def test_main_runs_demo(capsys):
     assert cli.main(["demo", "--rows", "300"]) == 0
     assert "lsh_frame" in capsys.readouterr().out

@@ -672,3 +672,33 @@ def test_a_learned_model_must_fit_the_fields():
         lf.pairs(people, ["given_name", "surname", "email"], min_score=broken)
     with pytest.raises(lf.ConfigError, match="must be a number"):
         lf.cluster(people, lf.pairs(people, ["email"]), min_score=learned)
+
+
+def test_refinement_is_skipped_with_few_fields_and_never_flips_a_field():
+    people = lf.datasets.make_customers(2_000, seed=1)
+    scored = lf.pairs(people, ["given_name", "surname"])
+    model = scored.attrs["lsh_frame"]["model"]
+    assert model["fit"] == {"skipped": "fewer than 4 fields"}
+    for weights in (field["weight"] for field in model["fields"].values()):
+        assert weights[0] > weights[2]  # agreeing counts for a match, differing not
+    columns = [column for column in people.columns if column != "entity_id"]
+    refined = lf.pairs(people[columns], columns).attrs["lsh_frame"]["model"]
+    for weights in (field["weight"] for field in refined["fields"].values()):
+        assert weights[0] > weights[2]
+    flipped = compare.MatchModel(
+        prior=0.2,
+        m={"a": np.array([0.2, 0.3, 0.5])},
+        u={"a": np.array([0.5, 0.3, 0.2])},
+    )
+    assert not flipped.sound
+
+
+@pytest.mark.parametrize(
+    "compare_value", [None, {"given_name": "bogus"}, {"x": "ratio"}]
+)
+def test_a_learned_model_with_bad_comparisons_is_refused(compare_value):
+    people = lf.datasets.make_customers(1_000, seed=2)
+    columns = ["given_name", "surname", "email", "date_of_birth"]
+    learned = lf.pairs(people, columns).attrs["lsh_frame"]["model"]
+    with pytest.raises(lf.ConfigError, match="compare"):
+        compare.MatchModel.from_dict({**learned, "compare": compare_value})

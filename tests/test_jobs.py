@@ -365,3 +365,53 @@ def test_merge_small_cases() -> None:
     merged = people.lsh.merge(one, "name", threshold=0.3, min_score=0.8)
     assert merged.index.tolist() == [10]
     assert merged["name_y"].tolist() == ["jon smith"]
+
+
+def test_one_to_one_on_a_long_chain_is_the_greedy_matching():
+    # Ranks falling along a chain take one edge per round; the walk finishes it.
+    size = 3_000
+    left = np.concatenate([np.arange(size), np.arange(1, size + 1)])
+    right = np.concatenate([np.arange(size), np.arange(size)])
+    rank = np.concatenate([2 * np.arange(size), 2 * np.arange(size) + 1])[::-1].copy()
+    np.testing.assert_array_equal(
+        one_to_one_edges(left, right, rank), _greedy_reference(left, right, rank)
+    )
+    with pytest.raises(lf.ConfigError, match="distinct ranks"):
+        one_to_one_edges(np.array([0, 0]), np.array([0, 1]), np.array([0, 0]))
+
+
+def test_jobs_check_their_options_before_blocking(
+    two_tables: tuple[pd.DataFrame, pd.DataFrame],
+) -> None:
+    left, right = two_tables
+    with pytest.raises(lf.ConfigError, match="dedupe"):
+        left.lsh.dedupe(COLUMNS, min_score=1.5)
+    with pytest.raises(lf.ConfigError, match="learned on the fields"):
+        left.lsh.dedupe(
+            COLUMNS[:3], min_score=left.lsh.pairs(COLUMNS).attrs["lsh_frame"]["model"]
+        )
+    credit = left.assign(score=1.0)
+    with pytest.raises(lf.ColumnError, match="rename"):
+        _mapped_merge(credit, right)
+    with pytest.raises(lf.ConfigError, match="keep"):
+        left.lsh.drop_duplicates(COLUMNS, keep=0)
+
+
+def test_internal_column_names_cannot_collide(customers: pd.DataFrame) -> None:
+    odd = customers.assign(__lsh_id=7, __lsh_size=8)
+    labelled = odd.lsh.dedupe(COLUMNS)
+    assert (labelled["__lsh_id"] == 7).all() and (labelled["__lsh_size"] == 8).all()
+    kept = odd.lsh.drop_duplicates(COLUMNS)
+    assert list(kept.columns) == list(odd.columns)
+
+
+def test_most_complete_treats_blank_categories_as_missing() -> None:
+    frame = pd.DataFrame(
+        {
+            "name": ["john smith", "jon smith"],
+            "city": pd.Categorical(["  ", "leeds"]),
+            "team": pd.Categorical(["", "sales"]),
+        }
+    )
+    kept = frame.lsh.drop_duplicates("name", keep="most_complete", min_score=0.8)
+    assert kept.index.tolist() == [1]
