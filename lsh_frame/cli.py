@@ -87,7 +87,7 @@ def read_table(path: str, role: str = "input") -> pd.DataFrame:
     source: Any = sys.stdin if path == "-" else path
     try:
         if kind == "parquet":
-            return pd.read_parquet(source)
+            return _plain(pd.read_parquet(source))
         return pd.read_csv(
             source,
             dtype=str,
@@ -101,6 +101,40 @@ def read_table(path: str, role: str = "input") -> pd.DataFrame:
             f"cannot read {role} {path!r} as {kind}: {type(error).__name__}"
             + (f": {detail}" if detail else "")
         ) from error
+
+
+def _plain(frame: pd.DataFrame) -> pd.DataFrame:
+    """Return a Parquet table as the command line sees files: labels as text.
+
+    A stored index becomes a column again (usable with ``--index-col``, and not
+    silently dropped on output); column labels become strings, as in CSV.
+    """
+    if not isinstance(frame.index, pd.RangeIndex):
+        frame = frame.reset_index()
+    frame.columns = [str(column) for column in frame.columns]
+    if not frame.columns.is_unique:
+        raise InputError(
+            "the Parquet file's columns (with its stored index) are not unique "
+            "as text: "
+            + ", ".join(
+                sorted({c for c in frame.columns if list(frame.columns).count(c) > 1})
+            )
+        )
+    return frame
+
+
+def _as_text(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """Compare typed columns (dates, numbers) as text, as CSV input is."""
+    typed = [
+        column
+        for column in columns
+        if column in frame.columns
+        and not pd.api.types.is_string_dtype(frame[column].dtype)
+        and frame[column].dtype != object
+    ]
+    if not typed:
+        return frame
+    return frame.assign(**{column: frame[column].astype("string") for column in typed})
 
 
 def write_table(frame: pd.DataFrame, path: str, *, index: bool) -> None:
@@ -236,6 +270,7 @@ def run_dedupe(arguments: argparse.Namespace, say: Callable[[str], None]) -> int
     """``lsh-frame dedupe``: entity per row, or one row per entity."""
     frame = _indexed(read_table(arguments.input), arguments.index_col, "input")
     on = _columns(arguments.on)
+    frame = _as_text(frame, on)
     started = time.perf_counter()
     if arguments.drop:
         result = drop_duplicates(
@@ -287,6 +322,8 @@ def run_link(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
     )
     on = _columns(arguments.on)
     right_on = _columns(arguments.right_on) if arguments.right_on else None
+    left = _as_text(left, on)
+    right = _as_text(right, right_on or on)
     mapping: dict[str, Any] = (
         {"left_on": on, "right_on": right_on} if right_on else {"fields": on}
     )
@@ -305,6 +342,15 @@ def run_link(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
         )
         matches = int(result["match"].sum())
     else:
+        # A merge keeps the left labels as its index; the right table's ids go
+        # back into a column so that no record id is lost.
+        if arguments.right_index_col or arguments.index_col:
+            right = right.reset_index()
+            if left.index.name is not None and left.index.name == right.columns[0]:
+                # Same id column in both files: id_x (the index) and id_y.
+                name = left.index.name
+                left = left.rename_axis(f"{name}_x")
+                right = right.rename(columns={name: f"{name}_y"})
         result = merge(
             left,
             right,

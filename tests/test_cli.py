@@ -325,3 +325,41 @@ def test_a_saved_model_decides_a_small_batch(customers, tmp_path, capsys):
     broken.write_text("{not json")
     assert cli.main([*use[:-3], "--model", str(broken), "-q"]) == 2
     assert "not JSON" in capsys.readouterr().err
+
+
+def test_link_keeps_both_tables_ids(tmp_path, capsys):
+    left, right = tmp_path / "l.csv", tmp_path / "r.csv"
+    left.write_text("id,name\nL1,john smith\nL2,mary jones\n")
+    right.write_text("id,name\nR7,jon smith\nR9,peter pan\n")
+    argv = ["link", str(left), str(right), "--on", "name", "--index-col", "id",
+            "--threshold", "0.3", "--min-score", "0.8", "-q"]  # fmt: skip
+    assert cli.main(argv) == 0
+    merged = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert merged[["id_x", "id_y"]].values.tolist() == [["L1", "R7"]]
+    assert cli.main([*argv, "--pairs"]) == 0
+    pairs = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert pairs.loc[pairs["match"], ["left", "right"]].values.tolist() == [
+        ["L1", "R7"]
+    ]
+
+
+def test_parquet_index_types_and_labels_are_kept(tmp_path, capsys):
+    source = tmp_path / "typed.parquet"
+    pd.DataFrame(
+        {
+            "name": ["john smith", "jon smith", "mary jones"],
+            "dob": pd.to_datetime(["1980-01-02", "1980-01-02", "1975-05-06"]),
+        },
+        index=pd.Index(["a", "b", "c"], name="cid"),
+    ).to_parquet(source)
+    output = tmp_path / "out.parquet"
+    argv = ["dedupe", str(source), "--on", "name,dob", "--min-score", "0.8",
+            "--drop", "-o", str(output), "-q"]  # fmt: skip
+    assert cli.main(argv) == 0
+    kept = pd.read_parquet(output)
+    assert kept["cid"].tolist() == ["a", "c"]  # the stored index is not dropped
+    numbered = tmp_path / "numbered.parquet"
+    pd.DataFrame({0: ["ann", "anne", "bob"], 1: ["x", "y", "z"]}).to_parquet(numbered)
+    argv = ["dedupe", str(numbered), "--on", "0", "--min-score", "0.8", "-q"]
+    assert cli.main(argv) == 0
+    assert "cluster_id" in capsys.readouterr().out
