@@ -990,17 +990,19 @@ class MatchModel:
 
     @property
     def sound(self) -> bool:
-        """Whether agreeing on every field weighs more for a match than differing.
+        """Whether differing on every field counts against a match.
 
-        A fit where differing counts for a match has swapped the meaning of the
-        classes (possible with few fields, where the model is not identifiable):
-        such a refinement is not kept.
+        A fit where differing on a field counts *for* a match, or more than
+        agreeing on it, has swapped the meaning of the classes (possible with
+        few fields, where the model is not identifiable): such a refinement is
+        not kept. Agreeing may weigh little or even slightly against a match
+        (relatives share an address), so only differing is checked.
         """
-        return all(
-            np.log(self.m[label][0] / self.u[label][0])
-            > np.log(self.m[label][2] / self.u[label][2])
-            for label in self.m
-        )
+        for label in self.m:
+            weights = np.log(self.m[label] / self.u[label])
+            if weights[2] > 0 or weights[2] >= max(weights[0], weights[1]):
+                return False
+        return True
 
     def leave_one_out(
         self,

@@ -680,11 +680,12 @@ def test_refinement_is_skipped_with_few_fields_and_never_flips_a_field():
     model = scored.attrs["lsh_frame"]["model"]
     assert model["fit"] == {"skipped": "fewer than 4 fields"}
     for weights in (field["weight"] for field in model["fields"].values()):
-        assert weights[0] > weights[2]  # agreeing counts for a match, differing not
+        assert weights[2] <= 0  # differing never counts for a match
     columns = [column for column in people.columns if column != "entity_id"]
     refined = lf.pairs(people[columns], columns).attrs["lsh_frame"]["model"]
+    assert refined["fit"]["em_kept"] is True
     for weights in (field["weight"] for field in refined["fields"].values()):
-        assert weights[0] > weights[2]
+        assert weights[2] <= 0 and weights[2] < max(weights[:2])
     flipped = compare.MatchModel(
         prior=0.2,
         m={"a": np.array([0.2, 0.3, 0.5])},
