@@ -37,17 +37,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from lsh_frame.datasets import TEXT_COLUMNS
+
 #: Columns of ``make_customers`` that Splink sees (``entity_id`` is the truth).
-INPUT_COLUMNS = (
-    "given_name",
-    "surname",
-    "street_address",
-    "city",
-    "postcode",
-    "phone",
-    "date_of_birth",
-    "email",
-)
+INPUT_COLUMNS = TEXT_COLUMNS
 #: Blocking rules of ``predict``: pairs equal on all columns of any one rule.
 PREDICT_BLOCKING = (
     ("given_name", "surname"),

@@ -35,17 +35,11 @@ from typing import Any
 
 import _common as common
 
+from lsh_frame.datasets import TEXT_COLUMNS
+
 HERE = Path(__file__).resolve().parent
-COLUMNS = [
-    "given_name",
-    "surname",
-    "street_address",
-    "city",
-    "postcode",
-    "phone",
-    "date_of_birth",
-    "email",
-]
+#: Every column of make_customers but the truth (entity_id).
+COLUMNS = list(TEXT_COLUMNS)
 #: Which stage a step announced by the library belongs to (by its first word).
 STAGE_OF_STEP = {
     "profiling": "keys",

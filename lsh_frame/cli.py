@@ -266,6 +266,15 @@ def _indexed(frame: pd.DataFrame, column: str | None, role: str) -> pd.DataFrame
     return frame.set_index(column)
 
 
+def _say_written(
+    say: Callable[[str], None], rows: int, output: str, saved: str | None
+) -> None:
+    where = "standard output" if output == "-" else output
+    say(f"  wrote {rows:,} rows to {where}")
+    if saved:
+        say(saved)
+
+
 def run_dedupe(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
     """``lsh-frame dedupe``: entity per row, or one row per entity."""
     frame = _indexed(read_table(arguments.input), arguments.index_col, "input")
@@ -300,13 +309,7 @@ def run_dedupe(arguments: argparse.Namespace, say: Callable[[str], None]) -> int
         f"({info['pairs']:,} candidate pairs, {info['matches']:,} matches) in "
         f"{elapsed:.1f} s"
     )
-    say(
-        f"  wrote {len(result):,} rows to {arguments.output}"
-        if arguments.output != "-"
-        else f"  wrote {len(result):,} rows to standard output"
-    )
-    if saved:
-        say(saved)
+    _say_written(say, len(result), arguments.output, saved)
     return OK
 
 
@@ -376,13 +379,7 @@ def run_link(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
         f"lsh-frame link: {len(left):,} × {len(right):,} records → {matches:,} "
         f"matched pairs in {elapsed:.1f} s"
     )
-    say(
-        f"  wrote {len(result):,} rows to {arguments.output}"
-        if arguments.output != "-"
-        else f"  wrote {len(result):,} rows to standard output"
-    )
-    if saved:
-        say(saved)
+    _say_written(say, len(result), arguments.output, saved)
     return OK
 
 
@@ -405,16 +402,8 @@ def run_plan(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
 # The demo
 
 
-DEMO_COLUMNS = [
-    "given_name",
-    "surname",
-    "street_address",
-    "city",
-    "postcode",
-    "phone",
-    "date_of_birth",
-    "email",
-]
+#: Every column of ``make_customers`` but the truth (``entity_id``).
+DEMO_COLUMNS = list(datasets.TEXT_COLUMNS)
 
 
 def _show_entity(
