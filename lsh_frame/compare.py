@@ -507,8 +507,12 @@ def score(
         column of MinHash signatures is compared by the signature estimate.
     other : DataFrame, optional
         The right table when the pairs link two tables.
-    min_score : float in [0, 1] or "auto"
-        A number: pairs whose ``score`` reaches it are matches. ``"auto"``
+    min_score : float in [0, 1], "auto", or a learned model
+        A number: pairs whose ``score`` reaches it are matches. A learned
+        model — ``attrs["lsh_frame"]["model"]`` of an earlier ``"auto"`` run
+        on the same fields, or a :class:`MatchModel` — decides by its
+        ``match_probability`` (for small batches of new records, which are too
+        few to learn from). ``"auto"``
         (default) decides without labels: the valley below the highest group
         of scores (see :func:`auto_min_score`) splits the pairs provisionally;
         a :class:`MatchModel` learns from that split how much agreeing, nearly
@@ -530,7 +534,7 @@ def score(
     DataFrame
         The pairs (same index, same columns) followed by, per field,
         ``<field>_jaccard``, ``<field>_estimate`` (when asked), ``<field>_score``,
-        then ``score``, ``match_probability`` (with ``min_score="auto"``; NaN
+        then ``score``, ``match_probability`` (with ``"auto"`` or a model; NaN
         when fewer than 100 pairs or a one-sided split leave nothing to learn,
         and ``match`` then falls back to the provisional split) and ``match``
         (bool). All scores are in [0, 1] and NaN where either value is missing

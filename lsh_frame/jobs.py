@@ -141,7 +141,7 @@ def dedupe(
     threshold : float, optional
         Jaccard similarity the LSH keys are planned for; chosen from the data
         by default.
-    min_score : float in [0, 1] or "auto"
+    min_score : float in [0, 1], "auto", or a learned model
         How matches are decided (see :func:`~lsh_frame.score`).
     recall, num_perm, seed, max_bucket, max_pairs
         Blocking options, as in :func:`~lsh_frame.candidates`.
@@ -639,7 +639,7 @@ def merge(
         without a match, once, with missing values in the right columns.
     left_on, right_on : column label or list of labels, optional
         Columns to match when the names differ (see :func:`link`).
-    min_score : float in [0, 1] or "auto"
+    min_score : float in [0, 1], "auto", or a learned model
         How matches are decided (see :func:`~lsh_frame.score`).
     one_to_one : bool
         Each record matches at most one record of the other table: the pairs
