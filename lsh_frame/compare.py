@@ -637,13 +637,7 @@ def _score(
 
     given_model = min_score if isinstance(min_score, MatchModel) else None
     if given_model is not None:
-        counted_labels = {spec.label for spec in specs if spec.weight > 0}
-        if counted_labels != set(given_model.m):
-            raise ConfigError(
-                f"The model given to {owner} as min_score was learned on the fields "
-                f"{sorted(given_model.m)}, but the fields scored here (weight > 0) "
-                f"are {sorted(counted_labels)}. Score the same fields."
-            )
+        given_model.check_fields(specs, owner)
 
     def score_field(spec: Field) -> tuple[dict[str, Any], str]:
         if _stored_config(frame, spec) is not None:
@@ -991,6 +985,16 @@ class MatchModel:
             "em_kept": kept,
         }
         return (refined if kept else careful), fit
+
+    def check_fields(self, specs: list[Field], owner: str) -> None:
+        """Raise unless the fields counted (weight > 0) are the model's."""
+        counted = {spec.label for spec in specs if spec.weight > 0}
+        if counted != set(self.m):
+            raise ConfigError(
+                f"The model given to {owner} as min_score was learned on the fields "
+                f"{sorted(self.m)}, but the fields here (weight > 0) are "
+                f"{sorted(counted)}. Match on the same fields."
+            )
 
     @property
     def sound(self) -> bool:

@@ -51,14 +51,7 @@ def _checked_decision(fields: Any, min_score: Any, owner: str) -> Any:
     """Check ``min_score`` (and a model's fields) before any expensive work."""
     decision = _check_min_score(min_score, owner)
     if isinstance(decision, MatchModel):
-        specs, _ = _as_fields(fields, owner)
-        counted = {spec.label for spec in specs if spec.weight > 0}
-        if counted != set(decision.m):
-            raise ConfigError(
-                f"The model given to {owner} as min_score was learned on the fields "
-                f"{sorted(decision.m)}, but the fields here (weight > 0) are "
-                f"{sorted(counted)}. Match on the same fields."
-            )
+        decision.check_fields(_as_fields(fields, owner)[0], owner)
     return decision
 
 
