@@ -415,3 +415,21 @@ def test_most_complete_treats_blank_categories_as_missing() -> None:
     )
     kept = frame.lsh.drop_duplicates("name", keep="most_complete", min_score=0.8)
     assert kept.index.tolist() == [1]
+
+
+def test_link_and_merge_with_empty_or_one_row_tables() -> None:
+    people = pd.DataFrame({"name": ["john smith", "mary jones"]}, index=["a", "b"])
+    empty = people.iloc[:0]
+    one = pd.DataFrame({"name": ["jon smith"]}, index=["s"])
+    assert len(empty.lsh.link(people, "name")) == 0
+    assert len(people.lsh.link(empty, "name")) == 0
+    linked = people.lsh.link(one, "name", threshold=0.3, min_score=0.8)
+    assert linked.loc[linked["match"], ["left", "right"]].values.tolist() == [
+        ["a", "s"]
+    ]
+    merged = empty.lsh.merge(people, "name", how="left")
+    assert len(merged) == 0
+    assert list(merged.columns[:2]) == ["name_x", "name_y"]
+    left = one.lsh.merge(people, "name", how="left", one_to_one=True, min_score=0.8)
+    assert left.index.tolist() == ["s"]
+    assert left["name_y"].tolist() == ["john smith"]
