@@ -233,9 +233,9 @@ def _save_model(result: pd.DataFrame, path: str | None) -> str | None:
 
 
 def _job_options(arguments: argparse.Namespace) -> dict[str, Any]:
-    min_score: Any = arguments.min_score
+    min_score: Any = "auto" if arguments.min_score is None else arguments.min_score
     if arguments.model is not None:
-        if arguments.min_score != "auto":
+        if arguments.min_score is not None:
             raise InputError("give --min-score or --model, not both")
         min_score = _load_model(arguments.model)
     return {
@@ -514,7 +514,7 @@ def _add_job_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--min-score",
         type=_min_score,
-        default="auto",
+        default=None,
         help="score a pair needs to match, or 'auto' to learn it (default)",
     )
     parser.add_argument(

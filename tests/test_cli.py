@@ -319,8 +319,9 @@ def test_a_saved_model_decides_a_small_batch(customers, tmp_path, capsys):
         min_score=learned, values=True,
     )  # fmt: skip
     assert pairs["match"].tolist() == expected["match"].tolist()
-    assert cli.main([*use, "--min-score", "0.8"]) == 2
-    assert "not both" in capsys.readouterr().err
+    for min_score in ("0.8", "auto"):
+        assert cli.main([*use, "--min-score", min_score]) == 2
+        assert "not both" in capsys.readouterr().err
     broken = tmp_path / "broken.json"
     broken.write_text("{not json")
     assert cli.main([*use[:-3], "--model", str(broken), "-q"]) == 2
