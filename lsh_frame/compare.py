@@ -998,17 +998,18 @@ class MatchModel:
 
     @property
     def sound(self) -> bool:
-        """Whether differing on every field counts against a match.
+        """Whether agreeing (or nearly) on every field weighs more than differing.
 
-        A fit where differing on a field counts *for* a match, or more than
-        agreeing on it, has swapped the meaning of the classes (possible with
-        few fields, where the model is not identifiable): such a refinement is
-        not kept. Agreeing may weigh little or even slightly against a match
-        (relatives share an address), so only differing is checked.
+        A fit where differing on a field counts more for a match than agreeing
+        on it has swapped the meaning of the classes (possible with few fields,
+        where the model is not identifiable): such a refinement is not kept.
+        Either may weigh little or even point the other way on its own — among
+        candidates, relatives share an address while people who moved do not —
+        so only their order is checked.
         """
         for label in self.m:
             weights = np.log(self.m[label] / self.u[label])
-            if weights[2] > 0 or weights[2] >= max(weights[0], weights[1]):
+            if weights[2] >= max(weights[0], weights[1]):
                 return False
         return True
 
