@@ -116,9 +116,7 @@ def _plain(frame: pd.DataFrame) -> pd.DataFrame:
         raise InputError(
             "the Parquet file's columns (with its stored index) are not unique "
             "as text: "
-            + ", ".join(
-                sorted({c for c in frame.columns if list(frame.columns).count(c) > 1})
-            )
+            + ", ".join(sorted(set(frame.columns[frame.columns.duplicated()])))
         )
     return frame
 

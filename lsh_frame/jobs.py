@@ -47,6 +47,23 @@ def _scored(
     return scored_pairs(frame, fields, other=other, **options)
 
 
+#: The blocking and scoring options every job passes on to the stages.
+_PIPELINE_OPTIONS = (
+    "threshold",
+    "min_score",
+    "recall",
+    "num_perm",
+    "seed",
+    "max_bucket",
+    "max_pairs",
+)
+
+
+def _pipeline_options(arguments: dict[str, Any]) -> dict[str, Any]:
+    """Pick the pipeline options out of a job's arguments (its ``locals()``)."""
+    return {name: arguments[name] for name in _PIPELINE_OPTIONS}
+
+
 def _checked_decision(fields: Any, min_score: Any, owner: str) -> Any:
     """Check ``min_score`` (and a model's fields) before any expensive work."""
     decision = _check_min_score(min_score, owner)
@@ -176,15 +193,7 @@ def dedupe(
     ids, info = _entities(
         frame,
         fields,
-        {
-            "threshold": threshold,
-            "min_score": min_score,
-            "recall": recall,
-            "num_perm": num_perm,
-            "seed": seed,
-            "max_bucket": max_bucket,
-            "max_pairs": max_pairs,
-        },
+        _pipeline_options(locals()),
         progress,
         owner,
     )
@@ -325,15 +334,7 @@ def drop_duplicates(
     ids, info = _entities(
         frame,
         fields,
-        {
-            "threshold": threshold,
-            "min_score": min_score,
-            "recall": recall,
-            "num_perm": num_perm,
-            "seed": seed,
-            "max_bucket": max_bucket,
-            "max_pairs": max_pairs,
-        },
+        _pipeline_options(locals()),
         progress,
         owner,
     )
@@ -495,16 +496,7 @@ def link(
             left,
             fields,
             view,
-            {
-                "threshold": threshold,
-                "min_score": min_score,
-                "recall": recall,
-                "num_perm": num_perm,
-                "seed": seed,
-                "max_bucket": max_bucket,
-                "max_pairs": max_pairs,
-                "values": values,
-            },
+            {**_pipeline_options(locals()), "values": values},
         )
 
 
