@@ -54,6 +54,8 @@ _EMIT_PAIRS = 4_000_000
 _KEY_BITS = 6
 #: Pairs of random records sampled to see how similar unrelated records are.
 _SIMILARITY_SAMPLE = 20_000
+#: Records sampled (by label hash) to draw those pairs from.
+_SAMPLE_RECORDS = 2 * _SIMILARITY_SAMPLE
 #: A column is an identifier when 99% of its values are shared by at most this
 #: many records of a table: a value shared by more does not single out an entity.
 IDENTIFIER_BUCKET = 10
@@ -437,24 +439,37 @@ class ExactProfile:
         )
 
 
-def _exact_profile(
-    left: pd.DataFrame, right: pd.DataFrame | None, spec: Field, owner: str
-) -> tuple[ExactProfile, list[SideKeys]]:
-    """Profile an exact key (records keyed, distinct values, pairs, bucket sizes).
+def exact_counts(
+    keys: npt.NDArray[np.uint64], valid: npt.NDArray[np.bool_]
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
+    """Distinct exact keys of some records and how many records hold each."""
+    return pair_kernels.sorted_unique(keys[valid, 0], return_counts=True)
 
-    Also returns each side's keys, so a key that is kept need not be rebuilt.
-    """
-    sides = [left] if right is None else [left, right]
-    values, counts, side_keys = [], [], []
-    for table in sides:
-        keys, valid = _exact_keys(table, spec, owner=owner)
-        side_keys.append(SideKeys(keys=keys, valid=valid, frame=table, field=spec))
-        side_values, side_counts = pair_kernels.sorted_unique(
-            keys[valid, 0], return_counts=True
-        )
-        values.append(side_values)
-        counts.append(side_counts)
-    if right is None:
+
+def merge_counts(
+    parts: list[tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]],
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
+    """Unite :func:`exact_counts` of several parts of one table."""
+    if len(parts) == 1:
+        return parts[0]
+    values = np.concatenate([part[0] for part in parts])
+    counts = np.concatenate([part[1] for part in parts])
+    order = np.argsort(values, kind="stable")
+    values, counts = values[order], counts[order]
+    first = np.ones(values.size, dtype=bool)
+    first[1:] = values[1:] != values[:-1]
+    starts = np.flatnonzero(first)
+    summed = np.add.reduceat(counts, starts) if starts.size else counts[:0]
+    return values[starts], summed.astype(np.int64)
+
+
+def exact_profile(
+    sides: list[tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]],
+) -> ExactProfile:
+    """Profile an exact key from each table's :func:`exact_counts`."""
+    values = [side[0] for side in sides]
+    counts = [side[1] for side in sides]
+    if len(sides) == 1:
         pairs = int((counts[0] * (counts[0] - 1) // 2).sum())
     else:
         _, at_left, at_right = np.intersect1d(
@@ -469,91 +484,139 @@ def _exact_profile(
         ),
         default=0.0,
     )
-    profile = ExactProfile(
+    return ExactProfile(
         keyed=int(sum(side.sum() for side in counts)),
         distinct=int(pair_kernels.sorted_unique(np.concatenate(values)).size),
         pairs=pairs,
         typical_bucket=typical,
     )
-    return profile, side_keys
 
 
-def _label_order(index: pd.Index) -> npt.NDArray[np.int64]:
-    """Row positions in the order of the index labels (row order if unsortable)."""
-    if index.is_monotonic_increasing:
-        return np.arange(len(index), dtype=np.int64)
-    try:
-        return np.asarray(index.argsort(kind="stable"), dtype=np.int64)
-    except TypeError:  # labels of mixed types have no order
-        return np.arange(len(index), dtype=np.int64)
+def label_hashes(index: pd.Index, seed: int) -> npt.NDArray[np.uint64]:
+    """Return a stable 64-bit hash of each index label, keyed by the seed."""
+    key = xxhash.xxh64_hexdigest(str(seed).encode("ascii"))
+    hashed = pd.util.hash_pandas_object(index, hash_key=key)
+    return np.asarray(hashed, dtype=np.uint64)
 
 
-def _random_pair_similarity(
-    left: tuple[npt.NDArray, npt.NDArray[np.bool_], pd.Index],
-    right: tuple[npt.NDArray, npt.NDArray[np.bool_], pd.Index] | None,
+def sample_rows(
+    hashes: npt.NDArray[np.uint64],
+    positions: npt.NDArray[np.int64],
+    count: int = _SAMPLE_RECORDS,
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
+    """Pick the ``count`` records of smallest label hash: ``(hashes, positions)``.
+
+    Ordered by hash (then position). Taking the smallest of each part of a
+    table and then the smallest of those gives the same sample, so it depends
+    neither on the rows' order nor on how the table is partitioned.
+    """
+    if hashes.size > count:
+        keep = np.argpartition(hashes, count - 1)[:count]
+        # Ties at the boundary hash must not depend on argpartition's choice.
+        boundary = hashes[keep].max()
+        keep = np.flatnonzero(hashes <= boundary)
+        hashes, positions = hashes[keep], positions[keep]
+    order = np.lexsort((positions, hashes))[:count]
+    return hashes[order], positions[order]
+
+
+def sample_similarity(
+    left: tuple[npt.NDArray, npt.NDArray[np.bool_]],
+    right: tuple[npt.NDArray, npt.NDArray[np.bool_]] | None,
     seed: int,
 ) -> npt.NDArray[np.float64]:
-    """Estimated Jaccard similarity of randomly drawn record pairs.
+    """Estimated Jaccard similarity of random pairs of sampled records.
 
-    Each side is ``(signatures, valid, index)``. Records are drawn by their
-    rank in label order, not by row position, so the sample (and the
-    threshold chosen from it) does not change when the rows are reordered.
+    Each side is ``(signatures, valid)`` of the records :func:`sample_rows`
+    picked, in its order; records without a signature are left out. The same
+    records make the same pairs, whatever the engine.
     """
     rng = np.random.default_rng(seed)
-
-    def ranked(side: tuple[npt.NDArray, npt.NDArray[np.bool_], pd.Index]) -> Any:
-        matrix, valid, index = side
-        order = _label_order(index)
-        return matrix, order[valid[order]]
-
-    left_matrix, left_rows = ranked(left)
-    right_matrix, right_rows = ranked(right) if right is not None else ranked(left)
-    size = min(_SIMILARITY_SAMPLE, left_rows.size * right_rows.size)
-    first = rng.integers(0, left_rows.size, size)
-    second = rng.integers(0, right_rows.size, size)
+    left_matrix, left_valid = left
+    right_matrix, right_valid = right if right is not None else left
+    left_matrix, right_matrix = left_matrix[left_valid], right_matrix[right_valid]
+    size = min(_SIMILARITY_SAMPLE, len(left_matrix) * len(right_matrix))
+    first = rng.integers(0, len(left_matrix), size)
+    second = rng.integers(0, len(right_matrix), size)
     if right is None:
         keep = first != second
         first, second = first[keep], second[keep]
-    return (left_matrix[left_rows[first]] == right_matrix[right_rows[second]]).mean(
-        axis=1
-    )
+    return (left_matrix[first] == right_matrix[second]).mean(axis=1)
 
 
-def resolve(
-    frame: pd.DataFrame,
-    fields: Any,
-    /,
-    *,
-    other: pd.DataFrame | None = None,
-    threshold: float | None = None,
-    recall: float = 0.95,
-    num_perm: int = 128,
-    seed: int = 1,
-    owner: str = "candidates",
-) -> BlockingContext:
-    """Resolve the caller's fields into keys and compute both sides' keys.
+class KeySource:
+    """What deciding the keys needs to see of the data (one engine's view).
 
-    With plain column names only, the data decides:
-
-    - an exact key on every column that identifies records: 99% of its values
-      are shared by at most ``IDENTIFIER_BUCKET`` (10) records of a table, and
-      the key yields at most two pairs per record (ids, dates of birth, phones,
-      e-mails; at scale, a date of birth stops qualifying by itself);
-    - one record-level LSH key over all the columns (shingles tagged by
-      column), its threshold the lowest whose expected false positives (pairs
-      less similar than the threshold, estimated from a sample of random pairs)
-      stay within one per record.
-
-    When linking, "per record" counts both tables, but at most twice the
-    smaller one: six new records linked against a saved table of a million get
-    a budget of twelve pairs, not a million.
-
-    Low-cardinality columns never make a key of their own. Each decision, with
-    the numbers behind it, is recorded in ``decisions``.
+    :func:`decide_keys` holds the rules; a source computes the numbers they
+    look at, on pandas frames here and on partitions in ``lsh_frame.dask``.
     """
-    frame = _check_frame(frame, "frame", owner)
-    if other is not None:
-        other = _check_frame(other, "other", owner)
+
+    left: pd.DataFrame  # the left table (or an empty frame of its columns)
+    right: pd.DataFrame | None
+    n_left: int
+    n_right: int | None
+
+    def exact_profile(self, spec: Field) -> ExactProfile:
+        """Profile an exact key on one field."""
+        raise NotImplementedError
+
+    def sample_similarity(self, spec: Field, num_perm: int, seed: int) -> Any:
+        """Similarities of random record pairs in one field."""
+        raise NotImplementedError
+
+
+class _FrameSource(KeySource):
+    """Pandas frames; keeps the keys and signatures it computes for reuse."""
+
+    def __init__(self, left: pd.DataFrame, right: pd.DataFrame | None, owner: str):
+        self.left, self.right, self.owner = left, right, owner
+        self.n_left = len(left)
+        self.n_right = len(right) if right is not None else None
+        self.exact: dict[str, list[SideKeys]] = {}
+        self.signatures: dict[str, list[tuple[Any, Any]]] = {}
+
+    def tables(self) -> list[pd.DataFrame]:
+        return [self.left] if self.right is None else [self.left, self.right]
+
+    def exact_profile(self, spec: Field) -> ExactProfile:
+        sides = []
+        for table in self.tables():
+            keys, valid = _exact_keys(table, spec, owner=self.owner)
+            sides.append(SideKeys(keys=keys, valid=valid, frame=table, field=spec))
+        self.exact[spec.label] = sides
+        return exact_profile([exact_counts(side.keys, side.valid) for side in sides])
+
+    def sample_similarity(self, spec: Field, num_perm: int, seed: int) -> Any:
+        signed = [
+            field_signatures(
+                table, spec, num_perm=num_perm, seed=seed, owner=self.owner
+            )
+            for table in self.tables()
+        ]
+        self.signatures[spec.label] = signed
+        sampled = []
+        for table, (matrix, valid) in zip(self.tables(), signed, strict=True):
+            _, rows = sample_rows(
+                label_hashes(table.index, seed), np.arange(len(table), dtype=np.int64)
+            )
+            sampled.append((matrix[rows], valid[rows]))
+        return sample_similarity(
+            sampled[0], sampled[1] if len(sampled) > 1 else None, seed
+        )
+
+
+def decide_keys(
+    source: KeySource,
+    fields: Any,
+    *,
+    threshold: float | None,
+    recall: float,
+    num_perm: int,
+    seed: int,
+    owner: str,
+) -> tuple[list[BlockingKey], list[str]]:
+    """Decide the blocking keys of some fields (the rules of :func:`resolve`)."""
+    frame, other = source.left, source.right
     specs, plain = _as_fields(fields, owner)
     for spec in specs:
         check_columns(frame, list(spec.columns), owner)
@@ -561,8 +624,7 @@ def resolve(
             check_columns(other, list(spec.columns), owner)
     num_perm = check_int(num_perm, "num_perm", owner, minimum=1, maximum=8192)
     seed = check_int(seed, "seed", owner, minimum=0)
-    n_left = len(frame)
-    n_right = len(other) if other is not None else None
+    n_left, n_right = source.n_left, source.n_right
     total_pairs = (
         n_left * n_right if n_right is not None else n_left * (n_left - 1) // 2
     )
@@ -575,16 +637,12 @@ def resolve(
         n_records = min(n_records, 2 * min(n_left, n_right))
     decisions: list[str] = []
     keys: list[BlockingKey] = []
-    signatures: dict[str, tuple[Any, Any]] = {}
-    exact_keys: dict[str, list[SideKeys]] = {}
 
     if plain:
         columns = [column for spec in specs for column in spec.columns]
         for column in columns:
             _progress.step(f"profiling {column}")
-            profile, profiled_keys = _exact_profile(
-                frame, other, Field(column, blocking="exact"), owner
-            )
+            profile = source.exact_profile(Field(column, blocking="exact"))
             facts = (
                 f"{profile.distinct:,} distinct values in {profile.keyed:,} records, "
                 f"99% of values shared by at most {profile.typical_bucket:g} records "
@@ -592,7 +650,6 @@ def resolve(
             )
             if profile.identifies(n_records):
                 keys.append(BlockingKey(Field(column, blocking="exact"), "exact"))
-                exact_keys[keys[-1].label] = profiled_keys
                 decisions.append(f"{column}: exact key, identifies records ({facts})")
             else:
                 decisions.append(
@@ -645,24 +702,7 @@ def resolve(
             decisions.append(f"{spec.label}: lsh key as given, {chosen}")
         elif field_threshold is None:
             _progress.step(f"signing {spec.label}")
-            left_signatures = field_signatures(
-                frame, spec, num_perm=field_perm, seed=seed, owner=owner
-            )
-            right_signatures = (
-                field_signatures(
-                    other, spec, num_perm=field_perm, seed=seed, owner=owner
-                )
-                if other is not None
-                else None
-            )
-            signatures[spec.label] = (left_signatures, right_signatures)
-            similarity = _random_pair_similarity(
-                (*left_signatures, frame.index),
-                None
-                if right_signatures is None or other is None
-                else (*right_signatures, other.index),
-                seed,
-            )
+            similarity = source.sample_similarity(spec, field_perm, seed)
             chosen = plan_for_budget(
                 similarity,
                 pairs=total_pairs,
@@ -698,11 +738,63 @@ def resolve(
             f"None of the fields given to {owner} makes a blocking key (all have "
             "blocking=None). Give at least one field blocking='lsh' or 'exact'."
         )
+    return keys, decisions
+
+
+def resolve(
+    frame: pd.DataFrame,
+    fields: Any,
+    /,
+    *,
+    other: pd.DataFrame | None = None,
+    threshold: float | None = None,
+    recall: float = 0.95,
+    num_perm: int = 128,
+    seed: int = 1,
+    owner: str = "candidates",
+) -> BlockingContext:
+    """Resolve the caller's fields into keys and compute both sides' keys.
+
+    With plain column names only, the data decides:
+
+    - an exact key on every column that identifies records: 99% of its values
+      are shared by at most ``IDENTIFIER_BUCKET`` (10) records of a table, and
+      the key yields at most two pairs per record (ids, dates of birth, phones,
+      e-mails; at scale, a date of birth stops qualifying by itself);
+    - one record-level LSH key over all the columns (shingles tagged by
+      column), its threshold the lowest whose expected false positives (pairs
+      less similar than the threshold, estimated from a sample of random pairs)
+      stay within one per record.
+
+    When linking, "per record" counts both tables, but at most twice the
+    smaller one: six new records linked against a saved table of a million get
+    a budget of twelve pairs, not a million.
+
+    Low-cardinality columns never make a key of their own. Each decision, with
+    the numbers behind it, is recorded in ``decisions``.
+    """
+    frame = _check_frame(frame, "frame", owner)
+    if other is not None:
+        other = _check_frame(other, "other", owner)
+    source = _FrameSource(frame, other, owner)
+    keys, decisions = decide_keys(
+        source,
+        fields,
+        threshold=threshold,
+        recall=recall,
+        num_perm=num_perm,
+        seed=seed,
+        owner=owner,
+    )
+    num_perm = check_int(num_perm, "num_perm", owner, minimum=1, maximum=8192)
+    seed = check_int(seed, "seed", owner, minimum=0)
+    exact_keys = source.exact
+    signatures = source.signatures
 
     def side(table: pd.DataFrame, which: int) -> list[SideKeys]:
         result = []
         for key in keys:
-            if key.label in exact_keys:
+            if key.kind == "exact" and key.label in exact_keys:
                 result.append(exact_keys[key.label][which])
                 continue
             known = signatures.get(key.label)
@@ -772,15 +864,21 @@ def _cap(
 def _bucket_sample(
     context: BlockingContext, index: int, buckets: pair_kernels.Buckets, count: int = 3
 ) -> list[tuple[int, str]]:
-    """(size, example value) of the largest buckets."""
+    """(size, example value) of the largest buckets (ties: in key order)."""
     order = np.argsort(-buckets.sizes, kind="stable")[:count]
     samples = []
     for bucket in order:
         start = int(buckets.starts[bucket])
-        member = int(buckets.members[start])
-        # In a link bucket the first member is from the left table.
-        side = context.left[index]
-        samples.append((int(buckets.sizes[bucket]), _sample_text(side, member)))
+        # The example is the bucket's first record of the left table.
+        stop = start + int(
+            buckets.sizes[bucket]
+            if buckets.left_sizes is None
+            else buckets.left_sizes[bucket]
+        )
+        member = int(buckets.members[start:stop].min())
+        samples.append(
+            (int(buckets.sizes[bucket]), _sample_text(context.left[index], member))
+        )
     return samples
 
 
@@ -948,23 +1046,28 @@ def pairs_from_context(
     return pairs
 
 
-def _found_by(masks: npt.NDArray[np.uint64], labels: list[str]) -> pd.Categorical:
+def _found_by(
+    masks: npt.NDArray[np.uint64],
+    labels: list[str],
+    present: npt.NDArray[np.uint64] | None = None,
+) -> pd.Categorical:
     """Categorical naming the keys of each pair, e.g. ``"record|dob"``.
 
     A categorical rather than a bitmask column: readable, compact, and it keeps
-    working when pairs are written to Parquet or concatenated.
+    working when pairs are written to Parquet or concatenated. Its categories
+    are the combinations ``present`` (by default, those in ``masks``) in
+    ascending order of their bits.
     """
-    if len(labels) <= 16:
-        present = np.flatnonzero(np.bincount(masks.astype(np.int64), minlength=1))
-        code_of = np.full(1 << len(labels), -1, dtype=np.int32)
-        code_of[present] = np.arange(present.size, dtype=np.int32)
-        unique, codes = present.astype(np.uint64), code_of[masks.astype(np.int64)]
-    else:
-        unique = pair_kernels.sorted_unique(masks)
-        codes = np.searchsorted(unique, masks).astype(np.int32)
+    if present is None:
+        if len(labels) <= 16:
+            seen = np.bincount(masks.astype(np.int64), minlength=1)
+            present = np.flatnonzero(seen).astype(np.uint64)
+        else:
+            present = pair_kernels.sorted_unique(masks)
+    codes = np.searchsorted(present, masks).astype(np.int32)
     names = [
         "|".join(label for bit, label in enumerate(labels) if int(mask) >> bit & 1)
-        for mask in unique
+        for mask in present
     ]
     return pd.Categorical.from_codes(codes, categories=names)  # type: ignore[call-overload]
 

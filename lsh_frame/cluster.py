@@ -105,23 +105,39 @@ def cluster(
     right_frame = frame if other is None else other
     first = _positions(linked["left"], frame.index, "left", owner)
     second = _positions(linked["right"], right_frame.index, "right", owner)
-    # Nodes are numbered in the order of the index labels (left table first),
-    # so the ids do not change when the rows are reordered.
-    rank = _label_rank(frame.index)
-    first = rank[first]
-    second = _label_rank(right_frame.index)[second]
-    nodes = len(frame)
-    if other is not None:
-        second = second + len(frame)
-        nodes += len(other)
-        rank = np.concatenate([rank, _label_rank(other.index) + len(frame)])
-    ids = first_appearance_ids(components(nodes, first, second))[rank]
+    ids = component_ids(
+        frame.index, None if other is None else other.index, first, second
+    )
     _warn_large(ids, warn_size)
     left_ids = pd.Series(ids[: len(frame)], index=frame.index, name="entity_id")
     if other is None:
         return left_ids
     right_ids = pd.Series(ids[len(frame) :], index=other.index, name="entity_id")
     return left_ids, right_ids
+
+
+def component_ids(
+    left_index: pd.Index,
+    right_index: pd.Index | None,
+    first: npt.NDArray[np.int64],
+    second: npt.NDArray[np.int64],
+) -> npt.NDArray[np.int64]:
+    """Entity id of every record (left table, then right) from linked positions.
+
+    ``first`` holds left-table positions, ``second`` positions in the right
+    table (the left one when deduplicating). Nodes are numbered in the order
+    of the index labels (left table first), so the ids do not change when the
+    rows are reordered.
+    """
+    rank = _label_rank(left_index)
+    first = rank[first]
+    second = _label_rank(left_index if right_index is None else right_index)[second]
+    nodes = len(left_index)
+    if right_index is not None:
+        second = second + len(left_index)
+        nodes += len(right_index)
+        rank = np.concatenate([rank, _label_rank(right_index) + len(left_index)])
+    return first_appearance_ids(components(nodes, first, second))[rank]
 
 
 def _label_rank(index: pd.Index) -> npt.NDArray[np.int64]:

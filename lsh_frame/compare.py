@@ -132,22 +132,28 @@ def _encode(
     )
 
 
-def _resolve_comparison(spec: Field, tables: list[pd.DataFrame], owner: str) -> str:
+def comparison_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """Return the evenly spaced rows ``compare="auto"`` looks at."""
+    return table.iloc[:: comparison_step(len(table))]
+
+
+def comparison_step(rows: int) -> int:
+    """Return the spacing of the rows ``compare="auto"`` looks at."""
+    return max(1, rows // _AUTO_COMPARE_ROWS)
+
+
+def _resolve_comparison(spec: Field, samples: list[pd.DataFrame], owner: str) -> str:
     """Return the field's comparison.
 
     ``"auto"`` counts the rows whose value holds several words: more than half
     of the non-blank values → ``"token_sort_ratio"``, else ``"ratio"``. It
-    looks at up to ``_AUTO_COMPARE_ROWS`` evenly spaced rows of each table (a
-    majority needs no more), never at which pairs are scored.
+    looks at up to ``_AUTO_COMPARE_ROWS`` evenly spaced rows of each table
+    (``samples``, from :func:`comparison_rows`: a majority needs no more),
+    never at which pairs are scored.
     """
     if spec.compare != "auto":
         return spec.compare
-    texts = [
-        _field_text(
-            table.iloc[:: max(1, len(table) // _AUTO_COMPARE_ROWS)], spec, owner=owner
-        )
-        for table in tables
-    ]
+    texts = [_field_text(sample, spec, owner=owner) for sample in samples]
     text = pc.utf8_trim_whitespace(
         pa.concat_arrays(texts) if len(texts) > 1 else texts[0]
     )
@@ -455,26 +461,70 @@ def auto_min_score(scores: npt.NDArray[np.float64]) -> float:
     >>> bool(low.max() < cut < high.min())
     True
     """
-    finite = scores[np.isfinite(scores)]
-    if finite.size < _AUTO_MIN_PAIRS or finite.min() == finite.max():
-        return DEFAULT_MIN_SCORE
-    counts, edges = np.histogram(finite, bins=_AUTO_BINS, range=(0.0, 1.0))
-    padded = np.pad(counts.astype(np.float64), _AUTO_SMOOTHING // 2, mode="edge")
-    density = np.convolve(
-        padded, np.full(_AUTO_SMOOTHING, 1 / _AUTO_SMOOTHING), mode="valid"
-    )
-    low, high = AUTO_MIN_SCORE_RANGE
-    floor = round(low * _AUTO_BINS)
-    position = _AUTO_BINS - 1
-    while position > floor and density[position - 1] >= density[position]:
-        position -= 1  # up the highest-scoring peak
-    bottom_top = position
-    while position > floor and density[position - 1] <= density[position]:
-        position -= 1  # down into the valley below it
-        if density[position] < density[bottom_top]:
-            bottom_top = position
-    cut = float(edges[(position + bottom_top + 1) // 2])
-    return round(min(max(cut, low), high), 4)
+    return ScoreSpread.of(scores).cut()
+
+
+@dataclass(frozen=True)
+class ScoreSpread:
+    """What :func:`auto_min_score` needs of some scores; parts add up.
+
+    A histogram of the finite scores (``_AUTO_BINS`` bins over [0, 1]), their
+    number, least and greatest: summaries of parts of the pairs merge into the
+    summary of all of them, so partitions decide exactly as one frame does.
+    """
+
+    counts: npt.NDArray[np.int64]
+    size: int
+    low: float
+    high: float
+
+    @classmethod
+    def of(cls, scores: npt.NDArray[np.float64]) -> ScoreSpread:
+        """Summarise some scores."""
+        finite = scores[np.isfinite(scores)]
+        counts, _ = np.histogram(finite, bins=_AUTO_BINS, range=(0.0, 1.0))
+        if not finite.size:
+            return cls(counts.astype(np.int64), 0, np.inf, -np.inf)
+        return cls(
+            counts.astype(np.int64),
+            int(finite.size),
+            float(finite.min()),
+            float(finite.max()),
+        )
+
+    @classmethod
+    def merge(cls, parts: list[ScoreSpread]) -> ScoreSpread:
+        """Summary of the union of parts."""
+        return cls(
+            np.sum([part.counts for part in parts], axis=0).astype(np.int64),
+            sum(part.size for part in parts),
+            min(part.low for part in parts),
+            max(part.high for part in parts),
+        )
+
+    def cut(self) -> float:
+        """Return the ``min_score`` of :func:`auto_min_score`."""
+        if self.size < _AUTO_MIN_PAIRS or self.low == self.high:
+            return DEFAULT_MIN_SCORE
+        edges = np.linspace(0.0, 1.0, _AUTO_BINS + 1)
+        padded = np.pad(
+            self.counts.astype(np.float64), _AUTO_SMOOTHING // 2, mode="edge"
+        )
+        density = np.convolve(
+            padded, np.full(_AUTO_SMOOTHING, 1 / _AUTO_SMOOTHING), mode="valid"
+        )
+        low, high = AUTO_MIN_SCORE_RANGE
+        floor = round(low * _AUTO_BINS)
+        position = _AUTO_BINS - 1
+        while position > floor and density[position - 1] >= density[position]:
+            position -= 1  # up the highest-scoring peak
+        bottom_top = position
+        while position > floor and density[position - 1] <= density[position]:
+            position -= 1  # down into the valley below it
+            if density[position] < density[bottom_top]:
+                bottom_top = position
+        cut = float(edges[(position + bottom_top + 1) // 2])
+        return round(min(max(cut, low), high), 4)
 
 
 def score(
@@ -587,6 +637,242 @@ def _rows_in_use(
     return table.iloc[rows], [np.searchsorted(rows, part) for part in positions]
 
 
+@dataclass(frozen=True)
+class ScorePlan:
+    """What scoring decided before looking at any pair (checked options)."""
+
+    specs: list[Field]
+    min_score: float | Literal["auto"] | MatchModel
+    comparisons: dict[str, str]
+    values: bool
+    estimate: tuple[int, int] | None  # (num_perm, seed) when asked
+    link: bool
+
+    @property
+    def given_model(self) -> MatchModel | None:
+        """The learned model given as ``min_score``, if any."""
+        return self.min_score if isinstance(self.min_score, MatchModel) else None
+
+    @property
+    def counted(self) -> list[Field]:
+        """The fields that count towards ``score`` and the match model."""
+        return [spec for spec in self.specs if spec.weight > 0]
+
+    def levels(
+        self, field_scores: dict[str, npt.NDArray[np.float64]]
+    ) -> dict[str, npt.NDArray[np.intp]]:
+        """Match-model levels of the counted fields."""
+        return {
+            spec.label: MatchModel.levels(field_scores[spec.label])
+            for spec in self.counted
+        }
+
+
+def plan_score(
+    tables: list[pd.DataFrame],
+    samples: list[pd.DataFrame],
+    fields: Any,
+    *,
+    min_score: Any,
+    values: Any,
+    estimate: Any,
+    num_perm: Any,
+    seed: Any,
+    owner: str,
+) -> ScorePlan:
+    """Check the options of :func:`score` and resolve each field's comparison.
+
+    ``tables`` are the frames (or empty frames of their columns), ``samples``
+    their :func:`comparison_rows`.
+    """
+    specs, _ = _as_fields(fields, owner)
+    checked = _check_min_score(min_score, owner)
+    values = check_bool(values, "values", owner)
+    estimate = check_bool(estimate, "estimate", owner)
+    if estimate:
+        num_perm = check_int(num_perm, "num_perm", owner, minimum=1, maximum=8192)
+        seed = check_int(seed, "seed", owner, minimum=0)
+    for spec in specs:
+        for table in tables:
+            check_columns(table, list(spec.columns), owner)
+    if not any(spec.weight > 0 for spec in specs):
+        raise ConfigError(
+            f"Every field passed to {owner} has weight 0, so no pair can get a "
+            "combined score. Give at least one field a weight above 0."
+        )
+    if isinstance(checked, MatchModel):
+        checked.check_fields(specs, owner)
+    comparisons = {}
+    for spec in specs:
+        if _stored_config(tables[0], spec) is not None:
+            comparisons[spec.label] = "estimate"
+            continue
+        comparison = _resolve_comparison(spec, samples, owner)
+        if isinstance(checked, MatchModel) and spec.compare == "auto":
+            # Score as the model was learned, whatever this batch looks like.
+            comparison = checked.compare.get(spec.label, comparison)
+        comparisons[spec.label] = comparison
+    return ScorePlan(
+        specs=specs,
+        min_score=checked,
+        comparisons=comparisons,
+        values=values,
+        estimate=(num_perm, seed) if estimate else None,
+        link=len(tables) > 1,
+    )
+
+
+def score_fields(
+    plan: ScorePlan,
+    left: pd.DataFrame,
+    right: pd.DataFrame | None,
+    left_positions: npt.NDArray[np.int64],
+    right_positions: npt.NDArray[np.int64],
+    owner: str,
+) -> dict[str, Any]:
+    """Field columns (and values, when asked) and ``score`` of some pairs.
+
+    ``right`` is None when both positions index ``left``. Every column is
+    computed pair by pair, so parts of the pairs score exactly as all of them.
+    """
+    right_frame = left if right is None else right
+
+    def score_field(spec: Field) -> dict[str, Any]:
+        if plan.comparisons[spec.label] == "estimate":
+            return _score_signature_field(
+                spec, left, right, left_positions, right_positions
+            )[0]
+        return _score_text_field(
+            spec,
+            left,
+            right,
+            left_positions,
+            right_positions,
+            comparison=plan.comparisons[spec.label],
+            estimate_config=MinHashConfig(
+                num_perm=plan.estimate[0],
+                seed=plan.estimate[1],
+                shingle=spec.shingle_config,
+            )
+            if plan.estimate is not None
+            else None,
+            owner=owner,
+        )
+
+    specs = plan.specs
+    _progress.step(f"scoring {len(specs)} field{'s' if len(specs) != 1 else ''}")
+    # Fields are independent and their numpy, pyarrow and rapidfuzz work
+    # releases the GIL: score them on all cores. Results keep the fields' order.
+    with ThreadPoolExecutor(max_workers=min(len(specs), os.cpu_count() or 1)) as pool:
+        scored_fields = list(pool.map(score_field, specs))
+
+    columns: dict[str, Any] = {}
+    for spec, field_columns in zip(specs, scored_fields, strict=True):
+        if plan.values:
+            for side, table, positions in (
+                ("left", left, left_positions),
+                ("right", right_frame, right_positions),
+            ):
+                if len(spec.columns) == 1:
+                    shown = table[spec.columns[0]].iloc[positions].to_numpy()
+                else:
+                    text = _field_text(table, spec, owner=owner)
+                    shown = pd.arrays.ArrowExtensionArray(
+                        text.take(pa.array(positions))
+                    )
+                columns[f"{spec.label}_{side}"] = shown
+        columns.update(field_columns)
+    columns["score"] = _combine(
+        [columns[f"{spec.label}_score"] for spec in specs],
+        [spec.weight for spec in specs],
+        len(left_positions),
+    )
+    return columns
+
+
+def field_scores(plan: ScorePlan, columns: Any) -> dict[str, npt.NDArray[np.float64]]:
+    """Return the ``<field>_score`` arrays of the counted fields, by field."""
+    return {
+        spec.label: np.asarray(columns[f"{spec.label}_score"], dtype=np.float64)
+        for spec in plan.counted
+    }
+
+
+def provisional_matches(
+    plan: ScorePlan, combined: npt.NDArray[np.float64], cut: float | None
+) -> npt.NDArray[np.bool_]:
+    """``score >= min_score`` (the given one, or the cut of ``"auto"``)."""
+    chosen = cut if cut is not None else plan.min_score
+    assert isinstance(chosen, float)
+    return np.asarray(np.nan_to_num(combined, nan=-1.0) >= chosen)
+
+
+def learn_model(
+    plan: ScorePlan, table: LevelTable
+) -> tuple[MatchModel | None, dict[str, Any] | None]:
+    """Learn the model of ``"auto"`` from the level table of all pairs; and its fit."""
+    labels = [spec.label for spec in plan.counted]
+    model = MatchModel.learn_table(labels, table)
+    if model is None:
+        return None, None
+    patterns, counts = table.fields()
+    return MatchModel.refine_patterns(labels, patterns, counts, model)
+
+
+def decide(
+    plan: ScorePlan,
+    model: MatchModel | None,
+    levels: dict[str, npt.NDArray[np.intp]],
+    provisional: npt.NDArray[np.bool_] | None,
+) -> tuple[npt.NDArray[np.float64] | None, npt.NDArray[np.bool_]]:
+    """``match_probability`` (None without one) and ``match`` of some pairs."""
+    if model is not None:
+        probability = model.probability_of_levels(levels)
+        return probability, probability >= 0.5
+    assert provisional is not None
+    size = provisional.size
+    if plan.min_score == "auto":
+        return np.full(size, np.nan), provisional
+    return None, provisional
+
+
+def scored_attrs(
+    plan: ScorePlan,
+    chosen: float | None,
+    model: MatchModel | None,
+    fit: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """Return the ``attrs["lsh_frame"]`` of scored pairs."""
+    given = plan.given_model
+    return {
+        "link": plan.link,
+        "min_score": chosen,
+        "min_score_rule": "auto"
+        if plan.min_score == "auto"
+        else ("model" if given is not None else "given"),
+        "compare": dict(plan.comparisons),
+        "weights": {spec.label: spec.weight for spec in plan.specs},
+        "model": None
+        if model is None
+        else {
+            **model.to_dict(),
+            "compare": {label: plan.comparisons[label] for label in model.m},
+            "fit": fit if given is None else "given",
+        },
+    }
+
+
+def scored_frame(
+    pairs: pd.DataFrame, columns: dict[str, Any], attrs: dict[str, Any]
+) -> pd.DataFrame:
+    """Return the pairs with the scored columns added (replacing same names)."""
+    added = pd.DataFrame(columns, index=pairs.index)
+    kept = pairs.drop(columns=[name for name in added.columns if name in pairs])
+    result = pd.concat([kept, added], axis=1)
+    result.attrs = {**pairs.attrs, "lsh_frame": attrs}
+    return result
+
+
 def _score(
     frame: pd.DataFrame,
     pairs: pd.DataFrame,
@@ -605,151 +891,47 @@ def _score(
     if other is not None:
         other = _check_frame(other, "other", owner)
     pairs = _check_pairs(pairs, owner)
-    specs, _ = _as_fields(fields, owner)
-    min_score = _check_min_score(min_score, owner)
-    values = check_bool(values, "values", owner)
-    estimate = check_bool(estimate, "estimate", owner)
-    if estimate:
-        num_perm = check_int(num_perm, "num_perm", owner, minimum=1, maximum=8192)
-        seed = check_int(seed, "seed", owner, minimum=0)
+    tables = [frame] if other is None else [frame, other]
+    plan = plan_score(
+        tables,
+        [comparison_rows(table) for table in tables],
+        fields,
+        min_score=min_score,
+        values=values,
+        estimate=estimate,
+        num_perm=num_perm,
+        seed=seed,
+        owner=owner,
+    )
     right_frame = frame if other is None else other
-    for spec in specs:
-        for table in (frame, other):
-            if table is not None:
-                check_columns(table, list(spec.columns), owner)
-    if not any(spec.weight > 0 for spec in specs):
-        raise ConfigError(
-            f"Every field passed to {owner} has weight 0, so no pair can get a "
-            "combined score. Give at least one field a weight above 0."
-        )
     left_positions = _positions(pairs["left"], frame.index, "left", owner)
     right_positions = _positions(pairs["right"], right_frame.index, "right", owner)
-    tables = [frame] if other is None else [frame, other]
     if other is None:
         frame, (left_positions, right_positions) = _rows_in_use(
             frame, left_positions, right_positions
         )
-        right_frame = frame
     else:
         frame, (left_positions,) = _rows_in_use(frame, left_positions)
         other, (right_positions,) = _rows_in_use(other, right_positions)
-        right_frame = other
-
-    given_model = min_score if isinstance(min_score, MatchModel) else None
-    if given_model is not None:
-        given_model.check_fields(specs, owner)
-
-    def score_field(spec: Field) -> tuple[dict[str, Any], str]:
-        if _stored_config(frame, spec) is not None:
-            return _score_signature_field(
-                spec, frame, other, left_positions, right_positions
-            )
-        comparison = _resolve_comparison(spec, tables, owner)
-        if given_model is not None and spec.compare == "auto":
-            # Score as the model was learned, whatever this batch looks like.
-            comparison = given_model.compare.get(spec.label, comparison)
-        return _score_text_field(
-            spec,
-            frame,
-            other,
-            left_positions,
-            right_positions,
-            comparison=comparison,
-            estimate_config=MinHashConfig(
-                num_perm=num_perm, seed=seed, shingle=spec.shingle_config
-            )
-            if estimate
-            else None,
-            owner=owner,
-        ), comparison
-
-    _progress.step(f"scoring {len(specs)} field{'s' if len(specs) != 1 else ''}")
-    # Fields are independent and their numpy, pyarrow and rapidfuzz work
-    # releases the GIL: score them on all cores. Results keep the fields' order.
-    with ThreadPoolExecutor(max_workers=min(len(specs), os.cpu_count() or 1)) as pool:
-        scored_fields = list(pool.map(score_field, specs))
-
-    columns: dict[str, Any] = {}
-    comparisons: dict[str, str] = {}
-    weights, field_scores = [], []
-    for spec, (field_columns, comparison) in zip(specs, scored_fields, strict=True):
-        if values:
-            for side, table, positions in (
-                ("left", frame, left_positions),
-                ("right", right_frame, right_positions),
-            ):
-                if len(spec.columns) == 1:
-                    shown = table[spec.columns[0]].iloc[positions].to_numpy()
-                else:
-                    text = _field_text(table, spec, owner=owner)
-                    shown = pd.arrays.ArrowExtensionArray(
-                        text.take(pa.array(positions))
-                    )
-                columns[f"{spec.label}_{side}"] = shown
-        columns.update(field_columns)
-        comparisons[spec.label] = comparison
-        weights.append(spec.weight)
-        field_scores.append(field_columns[f"{spec.label}_score"])
+    columns = score_fields(plan, frame, other, left_positions, right_positions, owner)
 
     _progress.step("deciding matches")
-    combined = _combine(field_scores, weights, len(pairs))
-    columns["score"] = combined
-    model: MatchModel | None = None
-    fit: dict[str, Any] | None = None
-    chosen: float | None
-    if given_model is not None:
-        chosen, model = None, given_model
-        levels = {
-            spec.label: MatchModel.levels(values)
-            for spec, values in zip(specs, field_scores, strict=True)
-            if spec.weight > 0
-        }
-        probability = model.probability_of_levels(levels)
-        columns["match_probability"] = probability
-        match = probability >= 0.5
-    else:
-        assert isinstance(min_score, (float, str))
-        chosen = auto_min_score(combined) if min_score == "auto" else float(min_score)
-        match = np.nan_to_num(combined, nan=-1.0) >= chosen
-    if min_score == "auto":
-        counted = [
-            (spec.label, values)
-            for spec, values in zip(specs, field_scores, strict=True)
-            if spec.weight > 0
-        ]
-        levels = {label: MatchModel.levels(values) for label, values in counted}
-        model = MatchModel.learn_levels(levels, match)
-        probability = np.full(len(pairs), np.nan)
-        if model is not None:
-            probability = model.probability_of_levels(levels)
-            model, fit = MatchModel.refine(levels, model)
-            probability = model.probability_of_levels(levels)
-            match = probability >= 0.5
+    combined = columns["score"]
+    levels = plan.levels(field_scores(plan, columns))
+    chosen: float | None = None
+    model, fit = plan.given_model, None
+    provisional = None
+    if model is None:
+        cut = ScoreSpread.of(combined).cut() if plan.min_score == "auto" else None
+        provisional = provisional_matches(plan, combined, cut)
+        chosen = cut if cut is not None else float(plan.min_score)  # type: ignore[arg-type]
+        if plan.min_score == "auto":
+            model, fit = learn_model(plan, LevelTable.of(levels, provisional))
+    probability, match = decide(plan, model, levels, provisional)
+    if probability is not None:
         columns["match_probability"] = probability
     columns["match"] = match
-    added = pd.DataFrame(columns, index=pairs.index)
-    kept = pairs.drop(columns=[name for name in added.columns if name in pairs])
-    result = pd.concat([kept, added], axis=1)
-    result.attrs = {
-        **pairs.attrs,
-        "lsh_frame": {
-            "link": other is not None,
-            "min_score": chosen,
-            "min_score_rule": "auto"
-            if min_score == "auto"
-            else ("model" if given_model is not None else "given"),
-            "compare": comparisons,
-            "weights": {spec.label: spec.weight for spec in specs},
-            "model": None
-            if model is None
-            else {
-                **model.to_dict(),
-                "compare": {label: comparisons[label] for label in model.m},
-                "fit": fit if given_model is None else "given",
-            },
-        },
-    }
-    return result
+    return scored_frame(pairs, columns, scored_attrs(plan, chosen, model, fit))
 
 
 #: Agreement levels of a field score in the match model: a field agrees
@@ -809,6 +991,55 @@ def _level_patterns(
     for column in range(len(columns) - 1, -1, -1):
         distinct, patterns[:, column] = np.divmod(distinct, base)
     return patterns, counts.astype(np.int64)
+
+
+@dataclass(frozen=True)
+class LevelTable:
+    """Distinct (level of each counted field, provisional match) rows and counts.
+
+    All the match model learns from; tables of parts of the pairs merge into
+    the table of all of them (rows in ascending order, counts summed).
+    """
+
+    rows: npt.NDArray[np.uint8]
+    counts: npt.NDArray[np.int64]
+
+    @classmethod
+    def of(
+        cls, levels: dict[str, npt.NDArray[np.intp]], match: npt.NDArray[np.bool_]
+    ) -> LevelTable:
+        """Table of some pairs' levels and provisional split."""
+        patterns, counts = _level_patterns([*levels.values(), match.astype(np.intp)])
+        return cls(patterns.astype(np.uint8), counts)
+
+    @classmethod
+    def merge(cls, parts: list[LevelTable]) -> LevelTable:
+        """Table of the union of parts."""
+        rows = np.concatenate([part.rows for part in parts])
+        counts = np.concatenate([part.counts for part in parts])
+        return cls(*_summed_rows(rows, counts))
+
+    @property
+    def pairs(self) -> int:
+        """Number of pairs counted."""
+        return int(self.counts.sum())
+
+    def fields(self) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.int64]]:
+        """Distinct field patterns (the split left out) and their counts."""
+        rows, counts = _summed_rows(self.rows[:, :-1], self.counts)
+        return rows.astype(np.intp), counts
+
+
+def _summed_rows(
+    rows: npt.NDArray[np.uint8], counts: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
+    """Distinct rows in ascending order, with the counts of equal rows summed."""
+    if rows.shape[0] == 0:
+        return rows, counts.astype(np.int64)
+    distinct, inverse = np.unique(rows, axis=0, return_inverse=True)
+    summed = np.zeros(distinct.shape[0], dtype=np.int64)
+    np.add.at(summed, inverse.reshape(-1), counts)
+    return distinct, summed
 
 
 @dataclass(frozen=True)
@@ -908,19 +1139,28 @@ class MatchModel:
         cls, levels: dict[str, npt.NDArray[np.intp]], match: npt.NDArray[np.bool_]
     ) -> MatchModel | None:
         """:meth:`learn` from levels already computed with :meth:`levels`."""
-        matches = int(match.sum())
-        if match.size < _AUTO_MIN_PAIRS or matches == 0 or matches == match.size:
+        return cls.learn_table(list(levels), LevelTable.of(levels, match))
+
+    @classmethod
+    def learn_table(cls, labels: list[str], table: LevelTable) -> MatchModel | None:
+        """:meth:`learn` from a :class:`LevelTable` of the pairs (fields ``labels``)."""
+        match = table.rows[:, -1].astype(bool)
+        total = table.pairs
+        matches = int(table.counts[match].sum())
+        if total < _AUTO_MIN_PAIRS or matches == 0 or matches == total:
             return None
         m: dict[str, npt.NDArray[np.float64]] = {}
         u: dict[str, npt.NDArray[np.float64]] = {}
         size = len(_LEVEL_NAMES)
         side = match.astype(np.intp) * (size + 1)
-        for label, level in levels.items():
+        for column, label in enumerate(labels):
             # One count of (side, level): non-matches first, then matches.
-            counts = np.bincount(level + side, minlength=2 * (size + 1))
-            for table, part in ((u, counts[:size]), (m, counts[size + 1 : -1])):
-                table[label] = (part + _SMOOTHING) / (part.sum() + size * _SMOOTHING)
-        return cls(prior=matches / match.size, m=m, u=u)
+            counts = np.zeros(2 * (size + 1), dtype=np.int64)
+            at = table.rows[:, column].astype(np.intp) + side
+            np.add.at(counts, at, table.counts)
+            for target, part in ((u, counts[:size]), (m, counts[size + 1 : -1])):
+                target[label] = (part + _SMOOTHING) / (part.sum() + size * _SMOOTHING)
+        return cls(prior=matches / total, m=m, u=u)
 
     @classmethod
     def refine(
@@ -956,9 +1196,20 @@ class MatchModel:
         both steps run on the distinct level patterns (a few thousand at most).
         """
         labels = list(levels)
+        patterns, counts = _level_patterns([levels[label] for label in labels])
+        return cls.refine_patterns(labels, patterns, counts, start)
+
+    @classmethod
+    def refine_patterns(
+        cls,
+        labels: list[str],
+        patterns: npt.NDArray[np.intp],
+        counts: npt.NDArray[np.int64],
+        start: MatchModel,
+    ) -> tuple[MatchModel, dict[str, Any]]:
+        """:meth:`refine` from the distinct level patterns and their counts."""
         if len(labels) < _REFINE_MIN_FIELDS:
             return start, {"skipped": f"fewer than {_REFINE_MIN_FIELDS} fields"}
-        patterns, counts = _level_patterns([levels[label] for label in labels])
         weights = counts.astype(np.float64)
 
         def matches(model: MatchModel) -> float:
