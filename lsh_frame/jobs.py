@@ -703,9 +703,39 @@ def merge(
         max_pairs=max_pairs,
         progress=progress,
     )
+    left_pos, right_pos, scores, matches = merge_layout(
+        scored, left.index, right.index, how, one_to_one_flag, owner
+    )
+    result = _joined(left, right, left_pos, right_pos, scores, suffixes)
+    decision = scored.attrs.get("lsh_frame", {})
+    result.attrs = {
+        "lsh_frame": {
+            "pairs": len(scored),
+            "matches": matches,
+            "min_score": decision.get("min_score"),
+            "min_score_rule": decision.get("min_score_rule"),
+            "model": decision.get("model"),
+        }
+    }
+    return result
+
+
+def merge_layout(
+    scored: pd.DataFrame,
+    left_index: pd.Index,
+    right_index: pd.Index,
+    how: str,
+    one_to_one: bool,
+    owner: str,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], pd.DataFrame, int]:
+    """Rows of a merge: left and right positions (-1: none), scores, matches.
+
+    ``scored`` needs only the matched pairs (other rows are ignored); rows come
+    in the left table's order, a left row's matches best first.
+    """
     matched = scored[scored["match"].to_numpy(dtype=bool)]
-    left_pos = _positions(matched["left"], left.index, "left", owner)
-    right_pos = _positions(matched["right"], right.index, "right", owner)
+    left_pos = _positions(matched["left"], left_index, "left", owner)
+    right_pos = _positions(matched["right"], right_index, "right", owner)
     probability = (
         matched["match_probability"].to_numpy(dtype=np.float64)
         if "match_probability" in matched
@@ -723,33 +753,20 @@ def merge(
     )
     rank = np.empty(order.size, dtype=np.int64)
     rank[order] = np.arange(order.size)
-    if one_to_one_flag:
+    if one_to_one:
         keep = one_to_one_edges(left_pos, right_pos, rank)
         left_pos, right_pos, rank = left_pos[keep], right_pos[keep], rank[keep]
         matched = matched[keep]
-    score_columns = _score_columns(scored)
-    scores = matched[score_columns].reset_index(drop=True)
+    scores = matched[_score_columns(scored)].reset_index(drop=True)
     if how == "left":
-        unmatched = np.setdiff1d(np.arange(len(left)), left_pos)
+        unmatched = np.setdiff1d(np.arange(len(left_index)), left_pos)
         left_pos = np.concatenate([left_pos, unmatched])
         right_pos = np.concatenate([right_pos, np.full(unmatched.size, -1)])
         rank = np.concatenate([rank, np.full(unmatched.size, rank.size)])
         scores = scores.reindex(np.arange(left_pos.size))
     order = np.lexsort((rank, left_pos))
-    left_pos, right_pos = left_pos[order], right_pos[order]
     scores = scores.iloc[order].reset_index(drop=True)
-    result = _joined(left, right, left_pos, right_pos, scores, suffixes)
-    decision = scored.attrs.get("lsh_frame", {})
-    result.attrs = {
-        "lsh_frame": {
-            "pairs": len(scored),
-            "matches": len(matched),
-            "min_score": decision.get("min_score"),
-            "min_score_rule": decision.get("min_score_rule"),
-            "model": decision.get("model"),
-        }
-    }
-    return result
+    return left_pos[order], right_pos[order], scores, len(matched)
 
 
 def _output_names(

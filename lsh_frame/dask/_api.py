@@ -1,0 +1,804 @@
+"""The functions behind ``ddf.lsh``: the pandas API on dask DataFrames.
+
+Each takes the parameters of its pandas namesake plus ``shuffle_method`` (Dask's
+shuffle: ``"tasks"``, the default, ``"p2p"`` or ``"disk"``) and, where keys are
+shuffled, ``npartitions`` (partitions of the key shuffle; by default those of
+the larger table). Results are dask DataFrames (or Series) whose computed
+values equal the pandas results: the same pairs in the same order, the same
+scores, the same entity ids. Decisions that need the whole data (thresholds,
+the match model, entities) are computed when the function is called; the
+returned collection holds the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any
+
+import dask.dataframe as dd
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+from dask import delayed
+
+from lsh_frame import _progress
+from lsh_frame._validation import check_bool, check_choice
+from lsh_frame.blocking import BlockingReport, _as_fields
+from lsh_frame.cluster import _check_min_score as _check_cut
+from lsh_frame.cluster import _links, _warn_large, component_ids
+from lsh_frame.compare import _positions
+from lsh_frame.config import MinHashConfig
+from lsh_frame.dask._blocking import (
+    RIGHT_POSITION,
+    Candidates,
+    build_candidates,
+    labelled,
+    report,
+)
+from lsh_frame.dask._score import fetch, score_parts
+from lsh_frame.dask._tables import Table, check_shuffle, compute, persist, table
+from lsh_frame.errors import ConfigError
+from lsh_frame.jobs import (
+    _KEEP_CHOICES,
+    _check_new_column,
+    _check_output_names,
+    _checked_decision,
+    _completeness,
+    _first_per_entity,
+    _joined,
+    _kept_by_callable,
+    _label_list,
+    _link_tables,
+    _output_names,
+    _score_columns,
+    merge_layout,
+)
+from lsh_frame.minhash import minhash as _minhash
+
+_BLOCKING = ("threshold", "recall", "num_perm", "seed", "max_bucket", "max_pairs")
+_SCORING = ("min_score", "values", "estimate", "num_perm", "seed")
+
+
+def _tables(frame: Any, other: Any, owner: str) -> list[Table]:
+    tables = [table(frame, "frame", owner)]
+    if other is not None:
+        tables.append(table(other, "other", owner))
+    return tables
+
+
+def _frame(parts: list[Any], divisions: Any = None) -> dd.DataFrame:
+    """Make a dask DataFrame of delayed pandas parts (meta from the first part)."""
+    (meta,) = compute(delayed(_empty)(parts[0]))
+    return dd.from_delayed(parts, meta=meta, divisions=divisions, verify_meta=False)
+
+
+def _empty(part: pd.DataFrame) -> pd.DataFrame:
+    return part.iloc[:0]
+
+
+def _range_divisions(lengths: npt.NDArray[np.int64]) -> Any:
+    """Divisions of parts numbered 0, 1, 2 ... in order (None with an empty part)."""
+    if lengths.size == 0 or (lengths == 0).any():
+        return None
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    return (*starts.tolist(), int(lengths.sum()) - 1)
+
+
+# ----------------------------------------------------------------------------
+# Stages
+
+
+def _candidates(
+    tables: list[Table],
+    fields: Any,
+    options: dict[str, Any],
+    method: str,
+    npartitions: int | None,
+    owner: str,
+    keep_positions: bool,
+) -> tuple[list[Any], Candidates]:
+    found = build_candidates(
+        tables,
+        fields,
+        **{name: options[name] for name in _BLOCKING},
+        npartitions=npartitions,
+        method=method,
+        owner=owner,
+    )
+    left_index = delayed(tables[0].index)
+    right_index = delayed(tables[-1].index)
+    starts = np.concatenate([[0], np.cumsum(found.lengths)[:-1]])
+    parts = [
+        delayed(labelled)(
+            part,
+            left_index,
+            right_index,
+            found.labels,
+            found.present,
+            int(start),
+            keep_positions,
+        )
+        for part, start in zip(found.parts, starts, strict=True)
+    ]
+    return parts, found
+
+
+def candidates(
+    frame: dd.DataFrame,
+    fields: Any,
+    /,
+    *,
+    other: dd.DataFrame | None = None,
+    threshold: float | None = None,
+    recall: float = 0.95,
+    num_perm: int = 128,
+    seed: int = 1,
+    max_bucket: int = 1_000,
+    max_pairs: int = 50_000_000,
+    shuffle_method: str = "tasks",
+    npartitions: int | None = None,
+) -> dd.DataFrame:
+    """Candidate pairs, as :func:`lsh_frame.candidates` (a part per left partition)."""
+    owner = "candidates"
+    method = check_shuffle(shuffle_method, owner)
+    tables = _tables(frame, other, owner)
+    parts, found = _candidates(
+        tables, fields, locals(), method, npartitions, owner, keep_positions=False
+    )
+    return _frame(persist(parts), _range_divisions(found.lengths))
+
+
+def blocking_report(
+    frame: dd.DataFrame,
+    fields: Any,
+    /,
+    *,
+    other: dd.DataFrame | None = None,
+    threshold: float | None = None,
+    recall: float = 0.95,
+    num_perm: int = 128,
+    seed: int = 1,
+    max_bucket: int = 1_000,
+    true_pairs: Any = None,
+    shuffle_method: str = "tasks",
+    npartitions: int | None = None,
+) -> BlockingReport:
+    """Report what each key costs and finds, as :func:`lsh_frame.blocking_report`."""
+    owner = "blocking_report"
+    method = check_shuffle(shuffle_method, owner)
+    tables = _tables(frame, other, owner)
+    return report(
+        tables,
+        fields,
+        threshold=threshold,
+        recall=recall,
+        num_perm=num_perm,
+        seed=seed,
+        max_bucket=max_bucket,
+        true_pairs=true_pairs,
+        npartitions=npartitions,
+        method=method,
+        owner=owner,
+    )
+
+
+def _scored(
+    tables: list[Table],
+    pair_parts: list[Any],
+    lengths: npt.NDArray[np.int64],
+    fields: Any,
+    options: dict[str, Any],
+    method: str,
+    owner: str,
+    *,
+    internal: bool,
+) -> tuple[dd.DataFrame, dict[str, Any]]:
+    decided, attrs = score_parts(
+        tables,
+        pair_parts,
+        lengths,
+        fields,
+        **{name: options[name] for name in _SCORING},
+        method=method,
+        owner=owner,
+        positions_known=internal,
+        left_aligned=internal,
+    )
+    return _frame(decided, _range_divisions(lengths)), attrs
+
+
+def score(
+    frame: dd.DataFrame,
+    pairs: dd.DataFrame,
+    fields: Any,
+    /,
+    *,
+    other: dd.DataFrame | None = None,
+    min_score: Any = "auto",
+    values: bool = False,
+    estimate: bool = False,
+    num_perm: int = 128,
+    seed: int = 1,
+    shuffle_method: str = "tasks",
+) -> dd.DataFrame:
+    """Score candidate pairs, as :func:`lsh_frame.score` (pairs keep their parts)."""
+    owner = "score"
+    method = check_shuffle(shuffle_method, owner)
+    tables = _tables(frame, other, owner)
+    if not isinstance(pairs, dd.DataFrame):
+        pairs = (
+            dd.from_pandas(pairs, npartitions=1)
+            if isinstance(pairs, pd.DataFrame)
+            else pairs
+        )
+    pair_parts = persist(list(pairs.to_delayed()))
+    lengths = np.array(compute(*[delayed(len)(part) for part in pair_parts]), np.int64)
+    scored, _ = _scored(
+        tables, pair_parts, lengths, fields, locals(), method, owner, internal=False
+    )
+    return scored
+
+
+def _pairs(
+    tables: list[Table],
+    fields: Any,
+    options: dict[str, Any],
+    method: str,
+    npartitions: int | None,
+    owner: str,
+) -> tuple[dd.DataFrame, dict[str, Any]]:
+    parts, found = _candidates(
+        tables, fields, options, method, npartitions, owner, keep_positions=True
+    )
+    return _scored(
+        tables,
+        persist(parts),
+        found.lengths,
+        fields,
+        options,
+        method,
+        owner,
+        internal=True,
+    )
+
+
+def pairs(
+    frame: dd.DataFrame,
+    fields: Any,
+    /,
+    *,
+    other: dd.DataFrame | None = None,
+    threshold: float | None = None,
+    recall: float = 0.95,
+    num_perm: int = 128,
+    seed: int = 1,
+    max_bucket: int = 1_000,
+    max_pairs: int = 50_000_000,
+    min_score: Any = "auto",
+    values: bool = False,
+    estimate: bool = False,
+    shuffle_method: str = "tasks",
+    npartitions: int | None = None,
+) -> dd.DataFrame:
+    """Candidate pairs and their scores, as :func:`lsh_frame.pairs`."""
+    owner = "pairs"
+    method = check_shuffle(shuffle_method, owner)
+    tables = _tables(frame, other, owner)
+    scored, _ = _pairs(tables, fields, locals(), method, npartitions, owner)
+    return scored
+
+
+def _edges(
+    part: pd.DataFrame,
+    min_score: float | None,
+    left_index: pd.Index,
+    right_index: pd.Index,
+    owner: str,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    linked = part[_links(part, min_score, owner).to_numpy()]
+    return (
+        _positions(linked["left"], left_index, "left", owner),
+        _positions(linked["right"], right_index, "right", owner),
+    )
+
+
+def _entity_ids(
+    tables: list[Table],
+    scored: dd.DataFrame,
+    min_score: Any,
+    warn_size: int,
+    owner: str,
+) -> npt.NDArray[np.int64]:
+    """Entity id of every row (left table, then right), on the client.
+
+    Only the matched pairs' positions travel (two integers per match); the
+    components are found with the pandas path's union-find, so ids are equal.
+    """
+    from lsh_frame._validation import check_int
+
+    if min_score is not None:
+        checked = _check_cut(min_score, owner)
+        if not isinstance(checked, float):
+            raise ConfigError(
+                f"The 'min_score' parameter of {owner} must be a number in [0, 1] "
+                f"or None (use the pairs' 'match' column). Got {min_score!r} instead."
+            )
+        min_score = checked
+    warn_size = check_int(warn_size, "warn_size", owner, minimum=1)
+    if isinstance(scored, pd.DataFrame):
+        scored = dd.from_pandas(scored, npartitions=1)
+    left_index = delayed(tables[0].index)
+    right_index = delayed(tables[-1].index)
+    _progress.step("clustering")
+    edges = compute(
+        *[
+            delayed(_edges)(part, min_score, left_index, right_index, owner)
+            for part in scored.to_delayed()
+        ]
+    )
+    first = np.concatenate([np.empty(0, np.int64), *[edge[0] for edge in edges]])
+    second = np.concatenate([np.empty(0, np.int64), *[edge[1] for edge in edges]])
+    ids = component_ids(
+        tables[0].index,
+        tables[1].index if len(tables) > 1 else None,
+        first,
+        second,
+    )
+    _warn_large(ids, warn_size)
+    return ids
+
+
+def _id_series(part: pd.DataFrame, ids: npt.NDArray[np.int64]) -> pd.Series:
+    return pd.Series(ids, index=part.index, name="entity_id")
+
+
+def _ids_on(table_: Table, ids: npt.NDArray[np.int64]) -> dd.Series:
+    parts = [
+        delayed(_id_series)(part, piece)
+        for part, piece in zip(table_.parts, table_.slices(ids), strict=True)
+    ]
+    meta = pd.Series(np.empty(0, np.int64), index=table_.meta.index, name="entity_id")
+    return dd.from_delayed(parts, meta=meta, divisions=table_.frame.divisions)
+
+
+def cluster(
+    frame: dd.DataFrame,
+    scored: dd.DataFrame,
+    /,
+    *,
+    other: dd.DataFrame | None = None,
+    min_score: float | None = None,
+    warn_size: int = 1_000,
+) -> Any:
+    """Entity id per row, as :func:`lsh_frame.cluster` (same ids)."""
+    owner = "cluster"
+    tables = _tables(frame, other, owner)
+    ids = _entity_ids(tables, scored, min_score, warn_size, owner)
+    left_ids = _ids_on(tables[0], ids[: tables[0].rows])
+    if other is None:
+        return left_ids
+    return left_ids, _ids_on(tables[1], ids[tables[0].rows :])
+
+
+def minhash(
+    frame: dd.DataFrame, columns: Any, /, **options: Any
+) -> dd.Series | dd.DataFrame:
+    """MinHash signatures per partition, as ``df.lsh.minhash`` (same values)."""
+    from lsh_frame._validation import check_columns
+
+    single = isinstance(columns, str) or not isinstance(columns, (list, tuple))
+    labels = check_columns(frame._meta, columns, "minhash")
+    MinHashConfig(**{k: v for k, v in options.items() if k != "chunk_size"})
+
+    def sign(part: pd.DataFrame) -> Any:
+        signed = [_minhash(part[label], **options) for label in labels]
+        return signed[0] if single else pd.concat(signed, axis=1)
+
+    return frame.map_partitions(sign, meta=sign(frame._meta))
+
+
+# ----------------------------------------------------------------------------
+# Jobs
+
+
+def _entities(
+    tables: list[Table],
+    fields: Any,
+    options: dict[str, Any],
+    method: str,
+    npartitions: int | None,
+    owner: str,
+) -> tuple[npt.NDArray[np.int64], dict[str, Any]]:
+    progress = check_bool(options["progress"], "progress", owner)
+    options = {
+        **options,
+        "values": False,
+        "estimate": False,
+        "min_score": _checked_decision(fields, options["min_score"], owner),
+    }
+    with _progress.reporting(progress, owner):
+        scored, attrs = _pairs(tables, fields, options, method, npartitions, owner)
+        ids = _entity_ids(tables, scored, None, 1_000, owner)
+        matches = compute(
+            *[delayed(_match_count)(part) for part in scored.to_delayed()]
+        )
+    info = {
+        "pairs": int(sum(count[0] for count in matches)),
+        "matches": int(sum(count[1] for count in matches)),
+        "entities": int(np.unique(ids).size),
+        "min_score": attrs.get("min_score"),
+        "min_score_rule": attrs.get("min_score_rule"),
+        "model": attrs.get("model"),
+    }
+    return ids, info
+
+
+def _match_count(part: pd.DataFrame) -> tuple[int, int]:
+    return len(part), int(part["match"].sum())
+
+
+def _with_entities(
+    part: pd.DataFrame,
+    ids: npt.NDArray[np.int64],
+    sizes: npt.NDArray[np.int64],
+    id_column: Hashable,
+    size_column: Hashable,
+    info: dict[str, Any],
+) -> pd.DataFrame:
+    added = pd.DataFrame({id_column: ids, size_column: sizes}, index=part.index)
+    result = pd.concat([part, added], axis=1)
+    result.attrs = {**part.attrs, "lsh_frame": info}
+    return result
+
+
+def dedupe(
+    frame: dd.DataFrame,
+    fields: Any,
+    /,
+    *,
+    threshold: float | None = None,
+    min_score: Any = "auto",
+    recall: float = 0.95,
+    num_perm: int = 128,
+    seed: int = 1,
+    max_bucket: int = 1_000,
+    max_pairs: int = 50_000_000,
+    id_column: Hashable = "cluster_id",
+    size_column: Hashable = "cluster_size",
+    progress: bool = False,
+    shuffle_method: str = "tasks",
+    npartitions: int | None = None,
+) -> dd.DataFrame:
+    """Every row with its entity, as :func:`lsh_frame.dedupe` (same partitions)."""
+    owner = "dedupe"
+    method = check_shuffle(shuffle_method, owner)
+    meta = frame._meta if isinstance(frame, dd.DataFrame) else None
+    if meta is not None:
+        _check_new_column(meta, id_column, "id_column", owner)
+        _check_new_column(meta, size_column, "size_column", owner)
+        if id_column == size_column:
+            raise ConfigError(
+                f"{owner} got the same label {id_column!r} for id_column and "
+                "size_column."
+            )
+    tables = _tables(frame, None, owner)
+    ids, info = _entities(tables, fields, locals(), method, npartitions, owner)
+    sizes = np.bincount(ids)[ids].astype(np.int64) if ids.size else ids
+    left = tables[0]
+    parts = [
+        delayed(_with_entities)(part, piece, size, id_column, size_column, info)
+        for part, piece, size in zip(
+            left.parts, left.slices(ids), left.slices(sizes), strict=True
+        )
+    ]
+    empty = np.empty(0, np.int64)
+    result_meta = _with_entities(left.meta, empty, empty, id_column, size_column, {})
+    return dd.from_delayed(parts, meta=result_meta, divisions=frame.divisions)
+
+
+def _completeness_part(part: pd.DataFrame) -> npt.NDArray[np.int64]:
+    return _completeness(part)
+
+
+def _kept_rows(
+    part: pd.DataFrame, local: npt.NDArray[np.int64], start: int | None, info: Any
+) -> pd.DataFrame:
+    kept = part.iloc[local]
+    if start is not None:
+        kept = kept.reset_index(drop=True)
+        kept.index = pd.RangeIndex(start, start + len(kept))
+    kept.attrs = {**part.attrs, "lsh_frame": info}
+    return kept
+
+
+def drop_duplicates(
+    frame: dd.DataFrame,
+    fields: Any,
+    /,
+    *,
+    keep: Any = "first",
+    ignore_index: bool = False,
+    threshold: float | None = None,
+    min_score: Any = "auto",
+    recall: float = 0.95,
+    num_perm: int = 128,
+    seed: int = 1,
+    max_bucket: int = 1_000,
+    max_pairs: int = 50_000_000,
+    progress: bool = False,
+    shuffle_method: str = "tasks",
+    npartitions: int | None = None,
+) -> dd.DataFrame:
+    """One row per entity, as :func:`lsh_frame.drop_duplicates`.
+
+    A ``keep`` function gets each entity with duplicates as a pandas frame:
+    those rows are gathered on the client to call it.
+    """
+    owner = "drop_duplicates"
+    method = check_shuffle(shuffle_method, owner)
+    if not callable(keep) and not (
+        keep is False or (isinstance(keep, str) and keep in _KEEP_CHOICES)
+    ):
+        raise ConfigError(
+            f"The 'keep' parameter of {owner} must be 'first', 'last', "
+            f"'most_complete', False or a function. Got {keep!r} instead."
+        )
+    ignore_index = check_bool(ignore_index, "ignore_index", owner)
+    tables = _tables(frame, None, owner)
+    ids, info = _entities(tables, fields, locals(), method, npartitions, owner)
+    left = tables[0]
+    sizes = np.bincount(ids) if ids.size else np.zeros(0, dtype=np.int64)
+    positions = np.arange(ids.size, dtype=np.int64)
+    if keep is False:
+        kept = np.flatnonzero(sizes[ids] == 1)
+    elif keep == "first":
+        kept = _first_per_entity(ids, positions)
+    elif keep == "last":
+        kept = _first_per_entity(ids, -positions)
+    elif keep == "most_complete":
+        filled = compute(*[delayed(_completeness_part)(part) for part in left.parts])
+        kept = _first_per_entity(ids, -np.concatenate([np.empty(0, np.int64), *filled]))
+    else:
+        shared = np.flatnonzero(sizes[ids] > 1)
+        rows = _gather(left, shared)
+        chosen = _kept_by_callable(rows, ids[shared], sizes, keep, owner)
+        kept = np.sort(
+            np.concatenate([np.flatnonzero(sizes[ids] == 1), shared[chosen]])
+        )
+    where = left.partition_of(kept)
+    counts = np.bincount(where, minlength=left.npartitions)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    parts = [
+        delayed(_kept_rows)(
+            part,
+            kept[where == number] - left.offsets[number],
+            int(starts[number]) if ignore_index else None,
+            info,
+        )
+        for number, part in enumerate(left.parts)
+    ]
+    meta = _kept_rows(left.meta, np.empty(0, np.int64), 0 if ignore_index else None, {})
+    divisions = _range_divisions(counts) if ignore_index else None
+    return dd.from_delayed(parts, meta=meta, divisions=divisions, verify_meta=False)
+
+
+def _gather(source: Table, positions: npt.NDArray[np.int64]) -> pd.DataFrame:
+    """Gather the rows at some global positions, in that order, as one frame."""
+    where = source.partition_of(positions)
+    pieces = compute(
+        *[
+            delayed(_rows)(part, positions[where == number] - source.offsets[number])
+            for number, part in enumerate(source.parts)
+        ]
+    )
+    return pd.concat(pieces) if pieces else source.meta
+
+
+def _rows(part: pd.DataFrame, local: npt.NDArray[np.int64]) -> pd.DataFrame:
+    return part.iloc[local]
+
+
+def _link_view(
+    left: dd.DataFrame,
+    right: dd.DataFrame,
+    fields: Any,
+    left_on: Any,
+    right_on: Any,
+    owner: str,
+) -> tuple[Any, dd.DataFrame]:
+    """:func:`lsh_frame.jobs._link_tables` for dask frames (checked on meta)."""
+    for role, value in (("left", left), ("right", right)):
+        if not isinstance(value, dd.DataFrame):
+            table(value, role, owner)  # raises the type error
+    fields, _ = _link_tables(left._meta, right._meta, fields, left_on, right_on, owner)
+    if left_on is None:
+        return fields, right
+    left_names = _label_list(left_on, "left_on", owner)
+    right_names = _label_list(right_on, "right_on", owner)
+    renamed = dict(zip(right_names, left_names, strict=True))
+    return fields, right[right_names].rename(columns=renamed)
+
+
+def _link_scored(
+    left: dd.DataFrame,
+    right: dd.DataFrame,
+    fields: Any,
+    options: dict[str, Any],
+    owner: str,
+) -> tuple[list[Table], dd.DataFrame, dict[str, Any]]:
+    method = check_shuffle(options["shuffle_method"], owner)
+    mapped, view = _link_view(
+        left, right, fields, options["left_on"], options["right_on"], owner
+    )
+    options = {
+        **options,
+        "min_score": _checked_decision(mapped, options["min_score"], owner),
+    }
+    progress = check_bool(options["progress"], "progress", owner)
+    tables = _tables(left, view, owner)
+    with _progress.reporting(progress, owner):
+        scored, attrs = _pairs(
+            tables, mapped, options, method, options["npartitions"], owner
+        )
+    return tables, scored, attrs
+
+
+def link(
+    left: dd.DataFrame,
+    right: dd.DataFrame,
+    fields: Any = None,
+    /,
+    *,
+    left_on: Any = None,
+    right_on: Any = None,
+    threshold: float | None = None,
+    min_score: Any = "auto",
+    recall: float = 0.95,
+    num_perm: int = 128,
+    seed: int = 1,
+    max_bucket: int = 1_000,
+    max_pairs: int = 50_000_000,
+    values: bool = False,
+    estimate: bool = False,
+    progress: bool = False,
+    shuffle_method: str = "tasks",
+    npartitions: int | None = None,
+) -> dd.DataFrame:
+    """Scored pairs between two tables, as :func:`lsh_frame.link`."""
+    _, scored, _ = _link_scored(left, right, fields, locals(), "link")
+    return scored
+
+
+def _matched(part: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    return part.loc[part["match"].to_numpy(dtype=bool), columns]
+
+
+def _merged_part(
+    left_part: pd.DataFrame,
+    right_rows: pd.DataFrame,
+    local_left: npt.NDArray[np.int64],
+    has_right: npt.NDArray[np.bool_],
+    scores: pd.DataFrame,
+    suffixes: tuple[str, str],
+    right_dtypes: pd.Series | None,
+    info: dict[str, Any],
+) -> pd.DataFrame:
+    right_pos = np.where(has_right, np.arange(local_left.size), -1)
+    result = _joined(left_part, right_rows, local_left, right_pos, scores, suffixes)
+    if right_dtypes is not None:
+        result = result.astype(right_dtypes.to_dict())
+    result.attrs = {"lsh_frame": info}
+    return result
+
+
+def merge(
+    left: dd.DataFrame,
+    right: dd.DataFrame,
+    fields: Any = None,
+    /,
+    *,
+    how: str = "inner",
+    left_on: Any = None,
+    right_on: Any = None,
+    min_score: Any = "auto",
+    one_to_one: bool = False,
+    suffixes: tuple[str, str] = ("_x", "_y"),
+    threshold: float | None = None,
+    recall: float = 0.95,
+    num_perm: int = 128,
+    seed: int = 1,
+    max_bucket: int = 1_000,
+    max_pairs: int = 50_000_000,
+    progress: bool = False,
+    shuffle_method: str = "tasks",
+    npartitions: int | None = None,
+) -> dd.DataFrame:
+    """Join two tables on similarity, as :func:`lsh_frame.merge`.
+
+    The matched pairs' positions and scores are laid out on the client (as
+    pandas does); the rows are joined per left partition.
+    """
+    owner = "merge"
+    check_choice(how, "how", owner, ("inner", "left"))
+    one_to_one_flag = check_bool(one_to_one, "one_to_one", owner)
+    if (
+        not isinstance(suffixes, (tuple, list))
+        or len(suffixes) != 2
+        or not all(isinstance(suffix, str) for suffix in suffixes)
+    ):
+        from lsh_frame.errors import ConfigTypeError
+
+        raise ConfigTypeError(
+            f"The 'suffixes' parameter of {owner} must be a pair of strings. "
+            f"Got {suffixes!r} instead."
+        )
+    if suffixes[0] == suffixes[1]:
+        raise ConfigError(
+            f"The 'suffixes' of {owner} must differ. Got {tuple(suffixes)!r}."
+        )
+    if isinstance(left, dd.DataFrame) and isinstance(right, dd.DataFrame):
+        mapped, _ = _link_view(left, right, fields, left_on, right_on, owner)
+        specs, _ = _as_fields(mapped, owner)
+        left_names, right_names = _output_names(left._meta, right._meta, suffixes)
+        score_names = [f"{spec.label}_score" for spec in specs]
+        score_names += ["score", "match_probability"]
+        _check_output_names(left_names + right_names, score_names, owner)
+    options = {**locals(), "values": False, "estimate": False}
+    tables, scored, attrs = _link_scored(left, right, fields, options, owner)
+    score_names = _score_columns(scored._meta)
+    keep = ["left", "right", "match", *score_names]
+    matched = pd.concat(
+        compute(*[delayed(_matched)(part, keep) for part in scored.to_delayed()])
+    )
+    total = int(sum(compute(*[delayed(len)(part) for part in scored.to_delayed()])))
+    left_table = table(left, "left", owner)
+    right_table = table(right, "right", owner)
+    left_pos, right_pos, scores, matches = merge_layout(
+        matched, left_table.index, right_table.index, how, one_to_one_flag, owner
+    )
+    info = {
+        "pairs": total,
+        "matches": matches,
+        "min_score": attrs.get("min_score"),
+        "min_score_rule": attrs.get("min_score_rule"),
+        "model": attrs.get("model"),
+    }
+    where = left_table.partition_of(left_pos)
+    has_right = right_pos >= 0
+    requests = [
+        pd.DataFrame({RIGHT_POSITION: np.where(has_right, right_pos, 0)[where == part]})
+        for part in range(left_table.npartitions)
+    ]
+    lengths = np.array([len(request) for request in requests], np.int64)
+    method = check_shuffle(shuffle_method, owner)
+    right_rows = fetch(
+        [delayed(request) for request in requests],
+        lengths,
+        RIGHT_POSITION,
+        right_table,
+        list(right._meta.columns),
+        method,
+    )
+    right_dtypes = None
+    if (~has_right).any():
+        # As in pandas: missing right values change the right columns' dtypes
+        # in every partition, not only in those that hold an unmatched row.
+        _, names = _output_names(left._meta, right._meta, suffixes)
+        missing = right._meta.reset_index(drop=True).reindex([0]).dtypes
+        right_dtypes = pd.Series(missing.to_numpy(), index=names)
+    parts = []
+    for number, part in enumerate(left_table.parts):
+        mine = where == number
+        parts.append(
+            delayed(_merged_part)(
+                part,
+                right_rows[number],
+                left_pos[mine] - left_table.offsets[number],
+                has_right[mine],
+                scores[mine].reset_index(drop=True),
+                tuple(suffixes),
+                right_dtypes,
+                info,
+            )
+        )
+    return _frame(parts)

@@ -1,0 +1,842 @@
+"""Candidate pairs on Dask: the keys of :mod:`lsh_frame.blocking`, per partition.
+
+1. Decide the keys with :func:`lsh_frame.blocking.decide_keys` from summaries
+   that add up over partitions (exact-key counts, the label-hash sample).
+2. Build every partition's keys (one long table: key, row, key index, band,
+   side) and persist them.
+3. Skew guard: a key held by more than ``max_bucket`` rows of one partition is
+   over the cap anyway; it is dropped before the shuffle, so no partition ever
+   receives more than ``max_bucket`` rows per key from each input partition.
+4. Shuffle on the key; group each partition's keys into buckets (the same
+   kernel as pandas), drop buckets over the cap, count the pairs (checked
+   against ``max_pairs`` before any pair is built).
+5. Emit pairs as coded integers, route them to the partition of their left
+   record, and deduplicate there: each output partition holds the pairs of its
+   left rows in the order pandas gives them.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import dask.dataframe as dd
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+from dask import delayed
+
+from lsh_frame import _progress
+from lsh_frame._kernels import pairs as pair_kernels
+from lsh_frame._validation import check_int
+from lsh_frame.blocking import (
+    _EMIT_PAIRS,
+    _KEY_BITS,
+    BlockingContext,
+    BlockingKey,
+    BlockingReport,
+    ExactProfile,
+    Field,
+    KeySource,
+    SideKeys,
+    _as_fields,
+    _exact_keys,
+    _found_by,
+    _sample_text,
+    _side_keys,
+    _true_pair_positions,
+    decide_keys,
+    exact_counts,
+    exact_profile,
+    field_signatures,
+    label_hashes,
+    merge_counts,
+    sample_rows,
+    sample_similarity,
+)
+from lsh_frame.dask._tables import (
+    TARGET,
+    Table,
+    check_moved,
+    compute,
+    persist,
+    route,
+)
+from lsh_frame.errors import TooManyPairsError
+
+#: Hidden columns that carry pairs' row positions between internal stages.
+LEFT_POSITION, RIGHT_POSITION = "__lsh_left", "__lsh_right"
+#: Columns describing buckets over the cap.
+_DROPPED_COLUMNS = ["kid", "band", "key", "size", "right", "first"]
+#: Columns of the long key table.
+_KEY_COLUMNS = {
+    "key": np.uint64,
+    "row": np.int64,
+    "kid": np.int16,
+    "band": np.int32,
+    "side": bool,
+}
+
+
+# ----------------------------------------------------------------------------
+# Deciding the keys
+
+
+def _part_profile(
+    part: pd.DataFrame, offset: int, columns: list[Any], seed: int, owner: str
+) -> tuple[list[Any], tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]]:
+    """Exact-key counts of some columns and the label-hash sample of a partition."""
+    counts = []
+    for column in columns:
+        keys, valid = _exact_keys(part, Field(column, blocking="exact"), owner=owner)
+        counts.append(exact_counts(keys, valid))
+    positions = offset + np.arange(len(part), dtype=np.int64)
+    return counts, sample_rows(label_hashes(part.index, seed), positions)
+
+
+def _part_sample_signatures(
+    part: pd.DataFrame,
+    local: npt.NDArray[np.int64],
+    spec: Field,
+    num_perm: int,
+    seed: int,
+    owner: str,
+) -> tuple[npt.NDArray[Any], npt.NDArray[np.bool_]]:
+    return field_signatures(
+        part.iloc[local], spec, num_perm=num_perm, seed=seed, owner=owner
+    )
+
+
+class _DaskSource(KeySource):
+    """Partitioned tables: one pass profiles every column and draws the sample."""
+
+    def __init__(
+        self,
+        tables: list[Table],
+        columns: list[Any],
+        seed: int,
+        owner: str,
+    ) -> None:
+        self.tables, self.owner = tables, owner
+        self.left = tables[0].meta
+        self.right = tables[1].meta if len(tables) > 1 else None
+        self.n_left = tables[0].rows
+        self.n_right = tables[1].rows if len(tables) > 1 else None
+        self.columns, self.seed = columns, seed
+        self._profiles: dict[Any, ExactProfile] | None = None
+        self._samples: list[npt.NDArray[np.int64]] = []
+
+    def _summarise(self) -> dict[Any, ExactProfile]:
+        if self._profiles is None:
+            sides = []
+            for table in self.tables:
+                results = compute(
+                    *[
+                        delayed(_part_profile)(
+                            part, int(offset), self.columns, self.seed, self.owner
+                        )
+                        for part, offset in zip(
+                            table.parts, table.offsets, strict=False
+                        )
+                    ]
+                )
+                sides.append(
+                    [
+                        merge_counts([r[0][i] for r in results])
+                        for i in range(len(self.columns))
+                    ]
+                )
+                hashes = np.concatenate([r[1][0] for r in results])
+                positions = np.concatenate([r[1][1] for r in results])
+                self._samples.append(sample_rows(hashes, positions)[1])
+            self._profiles = {
+                column: exact_profile([side[i] for side in sides])
+                for i, column in enumerate(self.columns)
+            }
+        return self._profiles
+
+    def exact_profile(self, spec: Field) -> ExactProfile:
+        return self._summarise()[spec.columns[0]]
+
+    def sample_similarity(self, spec: Field, num_perm: int, seed: int) -> Any:
+        self._summarise()
+        sampled = []
+        for table, rows in zip(self.tables, self._samples, strict=True):
+            order = np.argsort(rows, kind="stable")
+            ordered = rows[order]
+            where = table.partition_of(ordered)
+            tasks, pieces = [], []
+            for part in np.unique(where):
+                local = ordered[where == part] - table.offsets[part]
+                tasks.append(
+                    delayed(_part_sample_signatures)(
+                        table.parts[part], local, spec, num_perm, seed, self.owner
+                    )
+                )
+            pieces = list(compute(*tasks))
+            matrix = np.concatenate([piece[0] for piece in pieces])
+            valid = np.concatenate([piece[1] for piece in pieces])
+            back = np.empty_like(order)
+            back[order] = np.arange(order.size)
+            sampled.append((matrix[back], valid[back]))
+        return sample_similarity(
+            sampled[0], sampled[1] if len(sampled) > 1 else None, seed
+        )
+
+
+def resolve(
+    tables: list[Table],
+    fields: Any,
+    *,
+    threshold: float | None,
+    recall: float,
+    num_perm: int,
+    seed: int,
+    owner: str,
+) -> tuple[list[BlockingKey], list[str]]:
+    """Decide the blocking keys exactly as :func:`lsh_frame.blocking.resolve`."""
+    specs, plain = _as_fields(fields, owner)
+    columns = [column for spec in specs for column in spec.columns] if plain else []
+    seed = check_int(seed, "seed", owner, minimum=0)
+    source = _DaskSource(tables, columns, seed, owner)
+    return decide_keys(
+        source,
+        fields,
+        threshold=threshold,
+        recall=recall,
+        num_perm=num_perm,
+        seed=seed,
+        owner=owner,
+    )
+
+
+# ----------------------------------------------------------------------------
+# Keys, buckets and pairs
+
+
+def _key_meta() -> pd.DataFrame:
+    return pd.DataFrame(
+        {name: np.empty(0, dtype=dtype) for name, dtype in _KEY_COLUMNS.items()}
+    )
+
+
+def _part_keys(
+    part: pd.DataFrame,
+    offset: int,
+    keys: list[BlockingKey],
+    num_perm: int,
+    seed: int,
+    side: bool,
+    owner: str,
+) -> pd.DataFrame:
+    """Return a partition's keys as a long table (a row per record, key and band)."""
+    pieces = []
+    for kid, key in enumerate(keys):
+        side_keys = _side_keys(
+            part,
+            key,
+            num_perm=key.plan.num_perm if key.plan is not None else num_perm,
+            seed=seed,
+            owner=owner,
+        )
+        rows = np.flatnonzero(side_keys.valid)
+        bands = side_keys.keys.shape[1]
+        pieces.append(
+            pd.DataFrame(
+                {
+                    "key": side_keys.keys[rows].reshape(-1),
+                    "row": np.repeat(rows + offset, bands).astype(np.int64),
+                    "kid": np.full(rows.size * bands, kid, dtype=np.int16),
+                    "band": np.tile(np.arange(bands, dtype=np.int32), rows.size),
+                    "side": np.full(rows.size * bands, side),
+                }
+            )
+        )
+    return pd.concat(pieces, ignore_index=True) if pieces else _key_meta()
+
+
+def _bucket_id(frame: pd.DataFrame) -> pd.MultiIndex:
+    return pd.MultiIndex.from_arrays([frame["kid"], frame["band"], frame["key"]])
+
+
+def _heavy_keys(part: pd.DataFrame, max_bucket: int) -> pd.DataFrame:
+    """Buckets with more than ``max_bucket`` rows in this one partition."""
+    counts = part.groupby(["kid", "band", "key"], sort=False).size()
+    heavy = counts[counts > max_bucket]
+    return heavy.index.to_frame(index=False)
+
+
+def _heavy_summary(part: pd.DataFrame, heavy: pd.DataFrame) -> pd.DataFrame:
+    """Rows of each heavy bucket in a partition (by side) and its first left row."""
+    inside = _bucket_id(part).isin(_bucket_id(heavy))
+    chosen = part[inside]
+    return chosen.groupby(["kid", "band", "key"], sort=False).agg(
+        size=("row", "size"),
+        right=("side", "sum"),
+        first=("row", lambda rows: rows.min()),
+    )
+
+
+def _drop_heavy(part: pd.DataFrame, heavy: pd.DataFrame) -> pd.DataFrame:
+    if len(heavy):
+        part = part[~_bucket_id(part).isin(_bucket_id(heavy))]
+    return part
+
+
+def _groups(frame: pd.DataFrame, column: str) -> Iterator[tuple[int, pd.DataFrame]]:
+    """Yield the rows of each value of an integer column, in ascending order."""
+    values = frame[column].to_numpy(np.int64)
+    order = np.argsort(values, kind="stable")
+    bounds = np.flatnonzero(np.diff(values[order])) + 1
+    for chunk in np.split(order, bounds) if order.size else []:
+        yield int(values[chunk[0]]), frame.iloc[chunk]
+
+
+@dataclass
+class _Grouped:
+    """The buckets of one shuffled partition, per key index."""
+
+    buckets: dict[int, pair_kernels.Buckets]
+    dropped: pd.DataFrame  # kid, band, key, size, right, first
+    pairs: dict[int, int]
+    received: int
+
+
+def _group(part: pd.DataFrame, link: bool, max_bucket: int) -> _Grouped:
+    """Group one shuffled partition into buckets per key; cap their size."""
+    buckets: dict[int, pair_kernels.Buckets] = {}
+    dropped_rows = []
+    pairs: dict[int, int] = {}
+    for kid, by_key in _groups(part, "kid"):
+        parts = []
+        for band, rows in _groups(by_key, "band"):
+            sides = rows["side"].to_numpy() if link else None
+            parts.append(
+                (
+                    int(band),
+                    pair_kernels.group(
+                        rows["key"].to_numpy(np.uint64),
+                        rows["row"].to_numpy(np.int64),
+                        sides,
+                    ),
+                )
+            )
+        grouped = pair_kernels.concatenate([bucket for _, bucket in parts])
+        bands = np.concatenate(
+            [np.full(bucket.sizes.size, band, dtype=np.int32) for band, bucket in parts]
+        )
+        small = grouped.sizes <= max_bucket
+        kept, over = grouped.select(small), grouped.select(~small)
+        for position in range(over.sizes.size):
+            start = int(over.starts[position])
+            left = int(
+                over.sizes[position]
+                if over.left_sizes is None
+                else over.left_sizes[position]
+            )
+            dropped_rows.append(
+                {
+                    "kid": int(kid),
+                    "band": int(bands[~small][position]),
+                    "key": np.uint64(over.keys[position]),
+                    "size": int(over.sizes[position]),
+                    "right": int(over.sizes[position]) - left,
+                    "first": int(over.members[start : start + left].min()),
+                }
+            )
+        buckets[int(kid)] = kept
+        pairs[int(kid)] = int(kept.pair_counts().sum())
+    dropped = pd.DataFrame(dropped_rows, columns=_DROPPED_COLUMNS)
+    return _Grouped(buckets, dropped, pairs, len(part))
+
+
+def _grouped_stats(grouped: _Grouped) -> tuple[pd.DataFrame, dict[int, int], int]:
+    return grouped.dropped, grouped.pairs, grouped.received
+
+
+def _emit(
+    grouped: _Grouped, n_right: int, left_offsets: npt.NDArray[np.int64]
+) -> pd.DataFrame:
+    """Coded pairs (pair code << key bits | key index) with their target partition."""
+    coded_parts = []
+    for kid, buckets in grouped.buckets.items():
+        for chunk in buckets.chunks(_EMIT_PAIRS):
+            left, right = pair_kernels.emit_pairs(chunk)
+            code = pair_kernels.sorted_unique(left * np.int64(n_right) + right)
+            coded_parts.append((code << np.int64(_KEY_BITS)) | np.int64(kid))
+    coded = np.concatenate(coded_parts) if coded_parts else np.empty(0, np.int64)
+    left_rows = (coded >> np.int64(_KEY_BITS)) // np.int64(n_right)
+    target = np.searchsorted(left_offsets, left_rows, side="right") - 1
+    return pd.DataFrame({"coded": coded, TARGET: target.astype(np.int64)})
+
+
+def _unite(part: pd.DataFrame, n_right: int) -> pd.DataFrame:
+    """Return the distinct pairs of a left partition, in order, with key masks."""
+    coded = np.sort(part["coded"].to_numpy(np.int64))
+    codes = coded >> np.int64(_KEY_BITS)
+    bits = np.left_shift(np.uint64(1), (coded & np.int64(63)).astype(np.uint64))
+    first = np.ones(codes.size, dtype=bool)
+    first[1:] = codes[1:] != codes[:-1]
+    starts = np.flatnonzero(first)
+    masks = np.bitwise_or.reduceat(bits, starts) if starts.size else bits[:0]
+    left, right = np.divmod(codes[starts], np.int64(n_right))
+    return pd.DataFrame({"lp": left, "rp": right, "mask": masks})
+
+
+def _masks_present(part: pd.DataFrame) -> npt.NDArray[np.uint64]:
+    return pair_kernels.sorted_unique(part["mask"].to_numpy(np.uint64))
+
+
+@dataclass
+class Candidates:
+    """Candidate pairs as positions, one persisted part per left partition."""
+
+    parts: list[Any]  # DataFrames: lp, rp, mask (sorted by lp, rp)
+    lengths: npt.NDArray[np.int64]
+    keys: list[BlockingKey]
+    decisions: list[str]
+    present: npt.NDArray[np.uint64]
+
+    @property
+    def labels(self) -> list[str]:
+        """Names of the keys."""
+        return [key.label for key in self.keys]
+
+
+def key_parts(
+    tables: list[Table], keys: list[BlockingKey], num_perm: int, seed: int, owner: str
+) -> list[Any]:
+    """Every partition's long key table (left partitions, then right)."""
+    return [
+        delayed(_part_keys)(part, int(offset), keys, num_perm, seed, side == 1, owner)
+        for side, table in enumerate(tables)
+        for part, offset in zip(table.parts, table.offsets, strict=False)
+    ]
+
+
+@dataclass
+class _Shuffled:
+    """Key tables shuffled on the key, and the buckets dropped before."""
+
+    parts: list[Any]
+    heavy: pd.DataFrame  # kid, band, key, size, right, first
+    expected: int  # rows the shuffle must deliver
+    built: list[Any]  # the persisted key tables of the input partitions
+
+
+def shuffled_keys(
+    tables: list[Table],
+    keys: list[BlockingKey],
+    *,
+    num_perm: int,
+    seed: int,
+    max_bucket: int,
+    npartitions: int | None,
+    method: str,
+    owner: str,
+) -> _Shuffled:
+    """Build every partition's keys, drop over-cap keys, shuffle on the key."""
+    _progress.step("signing and keying")
+    built = persist(key_parts(tables, keys, num_perm, seed, owner))
+    sent_rows = int(sum(compute(*[delayed(len)(part) for part in built])))
+    heavy = pd.concat(
+        compute(*[delayed(_heavy_keys)(part, max_bucket) for part in built]),
+        ignore_index=True,
+    ).drop_duplicates(ignore_index=True)
+    heavy_dropped = pd.DataFrame(columns=_DROPPED_COLUMNS)
+    if len(heavy):
+        summaries = compute(*[delayed(_heavy_summary)(part, heavy) for part in built])
+        heavy_dropped = (
+            pd.concat(summaries)
+            .groupby(level=[0, 1, 2], sort=False)
+            .agg({"size": "sum", "right": "sum", "first": "min"})
+            .reset_index()
+        )
+    expected = sent_rows - int(heavy_dropped["size"].sum())
+    kept = [delayed(_drop_heavy)(part, heavy) for part in built]
+    outputs = npartitions or max(table.npartitions for table in tables)
+    _progress.step("shuffling keys")
+    shuffled = dd.from_delayed(kept, meta=_key_meta(), verify_meta=False).shuffle(
+        on="key", npartitions=outputs, shuffle_method=method
+    )
+    return _Shuffled(list(shuffled.to_delayed()), heavy_dropped, expected, built)
+
+
+def build_candidates(
+    tables: list[Table],
+    fields: Any,
+    *,
+    threshold: float | None,
+    recall: float,
+    num_perm: int,
+    seed: int,
+    max_bucket: int,
+    max_pairs: int,
+    npartitions: int | None,
+    method: str,
+    owner: str,
+) -> Candidates:
+    """Candidate pairs as positions (the pandas algorithm, partition by partition)."""
+    max_bucket = check_int(max_bucket, "max_bucket", owner, minimum=2)
+    max_pairs = check_int(max_pairs, "max_pairs", owner, minimum=0)
+    keys, decisions = resolve(
+        tables,
+        fields,
+        threshold=threshold,
+        recall=recall,
+        num_perm=num_perm,
+        seed=seed,
+        owner=owner,
+    )
+    num_perm = check_int(num_perm, "num_perm", owner, minimum=1, maximum=8192)
+    shuffled = shuffled_keys(
+        tables,
+        keys,
+        num_perm=num_perm,
+        seed=seed,
+        max_bucket=max_bucket,
+        npartitions=npartitions,
+        method=method,
+        owner=owner,
+    )
+    link = len(tables) > 1
+    grouped = persist(
+        [delayed(_group)(part, link, max_bucket) for part in shuffled.parts]
+    )
+    stats = compute(*[delayed(_grouped_stats)(part) for part in grouped])
+    received = sum(stat[2] for stat in stats)
+    check_moved(shuffled.expected, received, "blocking keys", method)
+    dropped = pd.concat(
+        [shuffled.heavy, *[stat[0] for stat in stats]], ignore_index=True
+    )
+    counts = [sum(stat[1].get(kid, 0) for stat in stats) for kid in range(len(keys))]
+    _warn_dropped(tables[0], keys, dropped, max_bucket, link)
+    total = sum(counts)
+    if total > max_pairs:
+        detail = ", ".join(
+            f"'{key.label}' {count:,}" for key, count in zip(keys, counts, strict=True)
+        )
+        raise TooManyPairsError(
+            f"Blocking would build {total:,} candidate pairs (before removing pairs "
+            f"found by several keys), more than max_pairs={max_pairs:,}: {detail}. "
+            "Raise the threshold, block on more specific fields, lower max_bucket, "
+            "or raise max_pairs if the memory allows."
+        )
+    _progress.step(f"building {total:,} pairs")
+    left = tables[0]
+    n_right = tables[-1].rows
+    emitted = [delayed(_emit)(part, n_right, left.offsets) for part in grouped]
+    meta = pd.DataFrame({"coded": np.empty(0, np.int64), TARGET: np.empty(0, np.int64)})
+    routed = route(emitted, meta, left.npartitions, method)
+    united = persist([delayed(_unite)(part, n_right) for part in routed])
+    del grouped
+    lengths = np.array(compute(*[delayed(len)(part) for part in united]), np.int64)
+    present_parts = compute(*[delayed(_masks_present)(part) for part in united])
+    present = pair_kernels.sorted_unique(
+        np.concatenate([np.empty(0, np.uint64), *present_parts])
+    )
+    return Candidates(united, lengths, keys, decisions, present)
+
+
+def _warn_dropped(
+    left: Table,
+    keys: list[BlockingKey],
+    dropped: pd.DataFrame,
+    max_bucket: int,
+    link: bool,
+) -> None:
+    """Warn, per key, about the buckets over the cap (as pandas does)."""
+    if not len(dropped):
+        return
+    dropped = dropped.astype(
+        {"kid": np.int64, "band": np.int64, "size": np.int64, "right": np.int64}
+    )
+    for kid, key in enumerate(keys):
+        mine = dropped[dropped["kid"] == kid]
+        if not len(mine):
+            continue
+        mine = mine.assign(key=mine["key"].astype(np.uint64)).sort_values(
+            ["band", "key"], kind="stable"
+        )
+        sizes = mine["size"].to_numpy()
+        right = mine["right"].to_numpy()
+        lost = ((sizes - right) * right if link else sizes * (sizes - 1) // 2).sum()
+        largest = mine.iloc[np.argsort(-sizes, kind="stable")[:3]]
+        samples = ", ".join(
+            f"{int(size):,} × {_row_text(left, key, int(first))!r}"
+            for size, first in zip(largest["size"], largest["first"], strict=True)
+        )
+        warnings.warn(
+            f"Key '{key.label}': {len(mine):,} bucket(s) with more than "
+            f"{max_bucket:,} records were dropped ({int(lost):,} pairs; "
+            f"largest: {samples}). Raise max_bucket or block on more "
+            "specific fields.",
+            stacklevel=4,
+        )
+
+
+def _row_text(left: Table, key: BlockingKey, position: int) -> str:
+    """Normalised text of one record's field (to show a dropped bucket)."""
+    part = int(left.partition_of(np.array([position]))[0])
+    (row,) = compute(
+        delayed(_rows_at)(left.parts[part], [position - int(left.offsets[part])])
+    )
+    side = SideKeys(
+        keys=np.zeros((1, 1), np.uint64),
+        valid=np.ones(1, bool),
+        frame=row,
+        field=key.field,
+    )
+    return _sample_text(side, 0)
+
+
+def _rows_at(part: pd.DataFrame, local: list[int]) -> pd.DataFrame:
+    return part.iloc[local]
+
+
+def labelled(
+    part: pd.DataFrame,
+    left_index: pd.Index,
+    right_index: pd.Index,
+    labels: list[str],
+    present: npt.NDArray[np.uint64],
+    start: int,
+    keep_positions: bool,
+) -> pd.DataFrame:
+    """Candidate pairs of one partition as pandas gives them (labels, found_by)."""
+    lp = part["lp"].to_numpy(np.int64)
+    rp = part["rp"].to_numpy(np.int64)
+    columns: dict[str, Any] = {
+        "left": left_index.take(lp),
+        "right": right_index.take(rp),
+        "found_by": _found_by(part["mask"].to_numpy(np.uint64), labels, present),
+    }
+    if keep_positions:
+        columns[LEFT_POSITION], columns[RIGHT_POSITION] = lp, rp
+    return pd.DataFrame(columns, index=pd.RangeIndex(start, start + lp.size))
+
+
+# ----------------------------------------------------------------------------
+# The blocking report
+
+
+def _bucket_summary(part: pd.DataFrame, link: bool, max_bucket: int) -> dict[int, Any]:
+    """Per key: bucket sizes (and left sizes), the three largest, keys over the cap."""
+    summary: dict[int, Any] = {}
+    for kid, by_key in _groups(part, "kid"):
+        sizes, lefts, tops, over = [], [], [], []
+        for band, rows in _groups(by_key, "band"):
+            buckets = pair_kernels.group(
+                rows["key"].to_numpy(np.uint64),
+                rows["row"].to_numpy(np.int64),
+                rows["side"].to_numpy() if link else None,
+            )
+            left = buckets.sizes if buckets.left_sizes is None else buckets.left_sizes
+            sizes.append(buckets.sizes)
+            lefts.append(left)
+            over.append(buckets.keys[buckets.sizes > max_bucket])
+            for bucket in np.argsort(-buckets.sizes, kind="stable")[:3]:
+                start = int(buckets.starts[bucket])
+                members = buckets.members[start : start + int(left[bucket])]
+                tops.append(
+                    (
+                        int(buckets.sizes[bucket]),
+                        int(band),
+                        np.uint64(buckets.keys[bucket]),
+                        int(members.min()),
+                    )
+                )
+        summary[int(kid)] = (
+            np.concatenate(sizes),
+            np.concatenate(lefts),
+            pd.DataFrame(tops, columns=["size", "band", "key", "first"]),
+            np.concatenate(over).astype(np.uint64),
+        )
+    return summary
+
+
+def _keyed(part: pd.DataFrame) -> pd.Series:
+    """Count the records with a key, per key index (a row per record in band 0)."""
+    return part.loc[part["band"].to_numpy() == 0, "kid"].value_counts()
+
+
+def _key_rows(
+    part: pd.DataFrame,
+    left: npt.NDArray[np.int64],
+    right: npt.NDArray[np.int64],
+    link: bool,
+) -> pd.DataFrame:
+    """Key rows of some records (left positions, right positions)."""
+    rows = part["row"].to_numpy()
+    if not link:
+        return part[np.isin(rows, np.concatenate([left, right]))]
+    side = part["side"].to_numpy()
+    return part[np.where(side, np.isin(rows, right), np.isin(rows, left))]
+
+
+def _found(
+    found_keys: pd.DataFrame,
+    kid: int,
+    bands: int,
+    left: npt.NDArray[np.int64],
+    right: npt.NDArray[np.int64],
+    dropped: npt.NDArray[np.uint64],
+    link: bool,
+) -> npt.NDArray[np.bool_]:
+    """Which record pairs share a kept bucket of one key (as pandas' report)."""
+    mine = found_keys[found_keys["kid"].to_numpy() == kid]
+
+    def matrix(positions: npt.NDArray[np.int64], side: bool) -> Any:
+        rows = mine[mine["side"].to_numpy() == side] if link else mine
+        sorted_positions = np.unique(positions)
+        rows = rows[np.isin(rows["row"].to_numpy(np.int64), sorted_positions)]
+        table = np.zeros((sorted_positions.size, bands), dtype=np.uint64)
+        valid = np.zeros(sorted_positions.size, dtype=bool)
+        at = np.searchsorted(sorted_positions, rows["row"].to_numpy(np.int64))
+        table[at, rows["band"].to_numpy(np.int64)] = rows["key"].to_numpy(np.uint64)
+        valid[at] = True
+        where = np.searchsorted(sorted_positions, positions)
+        return table[where], valid[where]
+
+    left_keys, left_valid = matrix(left, False)
+    right_keys, right_valid = matrix(right, True)
+    shared = (left_keys == right_keys) & ~np.isin(left_keys, dropped)
+    return shared.any(axis=1) & left_valid & right_valid
+
+
+def report(
+    tables: list[Table],
+    fields: Any,
+    *,
+    threshold: float | None,
+    recall: float,
+    num_perm: int,
+    seed: int,
+    max_bucket: int,
+    true_pairs: Any,
+    npartitions: int | None,
+    method: str,
+    owner: str,
+) -> BlockingReport:
+    """Compute the :func:`lsh_frame.blocking_report` of partitioned tables."""
+    max_bucket = check_int(max_bucket, "max_bucket", owner, minimum=2)
+    keys, decisions = resolve(
+        tables,
+        fields,
+        threshold=threshold,
+        recall=recall,
+        num_perm=num_perm,
+        seed=seed,
+        owner=owner,
+    )
+    num_perm = check_int(num_perm, "num_perm", owner, minimum=1, maximum=8192)
+    link = len(tables) > 1
+    context = BlockingContext(
+        keys=keys,
+        left=[],
+        right=[] if link else None,
+        left_index=tables[0].index,
+        right_index=tables[1].index if link else None,
+    )
+    truth = (
+        _true_pair_positions(true_pairs, context, owner)
+        if true_pairs is not None
+        else None
+    )
+    shuffled = shuffled_keys(
+        tables,
+        keys,
+        num_perm=num_perm,
+        seed=seed,
+        max_bucket=max_bucket,
+        npartitions=npartitions,
+        method=method,
+        owner=owner,
+    )
+    summaries = compute(
+        *[delayed(_bucket_summary)(part, link, max_bucket) for part in shuffled.parts]
+    )
+    keyed = pd.concat(compute(*[delayed(_keyed)(part) for part in shuffled.built]))
+    keyed = keyed.groupby(level=0).sum()
+    found_keys = None
+    if truth is not None:
+        found_keys = pd.concat(
+            compute(
+                *[delayed(_key_rows)(part, *truth, link) for part in shuffled.built]
+            )
+        )
+    heavy = shuffled.heavy.astype(
+        {"kid": np.int64, "band": np.int64, "size": np.int64, "right": np.int64}
+    )
+    found_so_far = np.zeros(0 if truth is None else truth[0].size, dtype=bool)
+    rows, largest = [], {}
+    cumulative = 0
+    total = sum(table.rows for table in tables)
+    for kid, key in enumerate(keys):
+        parts = [summary[kid] for summary in summaries if kid in summary]
+        mine = heavy[heavy["kid"] == kid]
+        sizes = np.concatenate(
+            [np.empty(0, np.int64), *[part[0] for part in parts], mine["size"]]
+        ).astype(np.int64)
+        lefts = np.concatenate(
+            [
+                np.empty(0, np.int64),
+                *[part[1] for part in parts],
+                mine["size"] - mine["right"],
+            ]
+        ).astype(np.int64)
+        counts = lefts * (sizes - lefts) if link else sizes * (sizes - 1) // 2
+        kept = sizes <= max_bucket
+        pairs = int(counts[kept].sum())
+        cumulative += pairs
+        records = int(keyed.get(kid, 0))
+        row: dict[str, Any] = {
+            "key": key.label,
+            "how": key.describe(),
+            "records_keyed": records,
+            "records_without_key": total - records,
+            "buckets": int(kept.sum()),
+            "largest_bucket": int(sizes[kept].max()) if kept.any() else 0,
+            "dropped_buckets": int((~kept).sum()),
+            "pairs": pairs,
+            "cumulative_pairs": cumulative,
+        }
+        tops = pd.concat(
+            [
+                pd.DataFrame(columns=["size", "band", "key", "first"]),
+                *[part[2] for part in parts],
+                mine[["size", "band", "key", "first"]],
+            ],
+            ignore_index=True,
+        )
+        if truth is not None and found_keys is not None:
+            bands = key.plan.bands if key.plan is not None else 1
+            dropped = np.concatenate(
+                [
+                    np.empty(0, np.uint64),
+                    *[part[3] for part in parts],
+                    mine["key"].to_numpy(np.uint64),
+                ]
+            )
+            found = _found(found_keys, kid, bands, *truth, dropped, link)
+            found_so_far |= found
+            share = float(found.mean()) if found.size else float("nan")
+            row["pairs_completeness"] = share
+            row["cumulative_completeness"] = (
+                float(found_so_far.mean()) if found.size else float("nan")
+            )
+        rows.append(row)
+        tops = tops.astype({"size": np.int64, "band": np.int64, "first": np.int64})
+        tops = tops.assign(key=tops["key"].astype(np.uint64)).sort_values(
+            ["band", "key"], kind="stable"
+        )
+        best = tops.iloc[np.argsort(-tops["size"].to_numpy(), kind="stable")[:3]]
+        largest[key.label] = [
+            (int(size), _row_text(tables[0], key, int(first)))
+            for size, first in zip(best["size"], best["first"], strict=True)
+        ]
+    return BlockingReport(
+        table=pd.DataFrame(rows), decisions=decisions, largest_buckets=largest
+    )

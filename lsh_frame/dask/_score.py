@@ -1,0 +1,305 @@
+"""Scoring on Dask: both records' fields joined to each pair, then pandas' scoring.
+
+Each pair partition asks for the rows it needs: requests (row position,
+asking partition, pair number) are routed to the partition holding the row,
+answered with the row's columns, and routed back; the answers are checked to
+be exactly one per pair. The field scores are then computed per partition by
+:func:`lsh_frame.compare.score_fields` (pair by pair, so exactly as pandas),
+and the decision is made once from summaries that add up over partitions
+(:class:`~lsh_frame.compare.ScoreSpread`, :class:`~lsh_frame.compare.LevelTable`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+from dask import delayed
+
+from lsh_frame import _progress
+from lsh_frame._validation import check_columns
+from lsh_frame.blocking import _as_fields
+from lsh_frame.compare import (
+    LevelTable,
+    MatchModel,
+    ScorePlan,
+    ScoreSpread,
+    _check_pairs,
+    _positions,
+    comparison_step,
+    decide,
+    field_scores,
+    learn_model,
+    plan_score,
+    provisional_matches,
+    score_fields,
+    scored_attrs,
+)
+from lsh_frame.dask._blocking import LEFT_POSITION, RIGHT_POSITION
+from lsh_frame.dask._tables import TARGET, Table, check_moved, compute, persist, route
+
+_ASKER, _NUMBER, _POSITION = "__lsh_asker", "__lsh_number", "__lsh_position"
+
+
+# ----------------------------------------------------------------------------
+# Rows to pairs
+
+
+def _requests(
+    part: pd.DataFrame, column: str, asker: int, offsets: npt.NDArray[np.int64]
+) -> pd.DataFrame:
+    positions = part[column].to_numpy(np.int64)
+    return pd.DataFrame(
+        {
+            _POSITION: positions,
+            _ASKER: np.full(positions.size, asker, dtype=np.int64),
+            _NUMBER: np.arange(positions.size, dtype=np.int64),
+            TARGET: np.searchsorted(offsets, positions, side="right") - 1,
+        }
+    )
+
+
+def _answer(
+    requests: pd.DataFrame, part: pd.DataFrame, offset: int, columns: list[Any]
+) -> pd.DataFrame:
+    local = requests[_POSITION].to_numpy(np.int64) - offset
+    rows = part[columns].iloc[local].reset_index(drop=True)
+    rows[_NUMBER] = requests[_NUMBER].to_numpy(np.int64)
+    rows[TARGET] = requests[_ASKER].to_numpy(np.int64)
+    return rows
+
+
+def _aligned(answers: pd.DataFrame, expected: int, method: str) -> pd.DataFrame:
+    number = answers[_NUMBER].to_numpy(np.int64)
+    order = np.argsort(number, kind="stable")
+    if number.size != expected or not np.array_equal(
+        number[order], np.arange(expected)
+    ):
+        check_moved(expected, number.size, "rows joined to pairs", method)
+        check_moved(expected, -1, "rows joined to pairs (some twice)", method)
+    return answers.drop(columns=_NUMBER).iloc[order].reset_index(drop=True)
+
+
+def _local_rows(
+    pairs: pd.DataFrame,
+    column: str,
+    part: pd.DataFrame,
+    offset: int,
+    columns: list[Any],
+) -> pd.DataFrame:
+    local = pairs[column].to_numpy(np.int64) - offset
+    return part[columns].iloc[local].reset_index(drop=True)
+
+
+def fetch(
+    pair_parts: list[Any],
+    lengths: npt.NDArray[np.int64],
+    column: str,
+    source: Table,
+    columns: list[Any],
+    method: str,
+    *,
+    aligned: bool = False,
+) -> list[Any]:
+    """For every pair partition, the ``columns`` of the rows its pairs name.
+
+    ``column`` holds the rows' positions in ``source``. With ``aligned``, pair
+    partition ``i`` names only rows of ``source`` partition ``i`` (candidates
+    are built that way for their left rows) and nothing moves.
+    """
+    if aligned:
+        return [
+            delayed(_local_rows)(pairs, column, part, int(offset), columns)
+            for pairs, part, offset in zip(
+                pair_parts, source.parts, source.offsets, strict=False
+            )
+        ]
+    requests = [
+        delayed(_requests)(pairs, column, asker, source.offsets)
+        for asker, pairs in enumerate(pair_parts)
+    ]
+    meta = _requests(
+        pd.DataFrame({column: np.empty(0, np.int64)}), column, 0, source.offsets
+    )
+    routed = route(requests, meta, source.npartitions, method)
+    answers = [
+        delayed(_answer)(asked, part, int(offset), columns)
+        for asked, part, offset in zip(
+            routed, source.parts, source.offsets, strict=False
+        )
+    ]
+    answer_meta = _answer(meta, source.meta, 0, columns)
+    back = route(answers, answer_meta, len(pair_parts), method)
+    return [
+        delayed(_aligned)(answers_part, int(expected), method)
+        for answers_part, expected in zip(back, lengths, strict=True)
+    ]
+
+
+# ----------------------------------------------------------------------------
+# Scoring
+
+
+def _with_positions(
+    part: pd.DataFrame, left_index: pd.Index, right_index: pd.Index, owner: str
+) -> pd.DataFrame:
+    part = _check_pairs(part, owner)
+    return part.assign(
+        **{
+            LEFT_POSITION: _positions(part["left"], left_index, "left", owner),
+            RIGHT_POSITION: _positions(part["right"], right_index, "right", owner),
+        }
+    )
+
+
+def _score_part(
+    pairs: pd.DataFrame,
+    left_rows: pd.DataFrame,
+    right_rows: pd.DataFrame,
+    plan: ScorePlan,
+    owner: str,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    numbers = np.arange(len(pairs), dtype=np.int64)
+    columns = score_fields(plan, left_rows, right_rows, numbers, numbers, owner)
+    return pairs.drop(columns=[LEFT_POSITION, RIGHT_POSITION]), columns
+
+
+def _spread(scored: tuple[pd.DataFrame, dict[str, Any]]) -> ScoreSpread:
+    return ScoreSpread.of(np.asarray(scored[1]["score"], dtype=np.float64))
+
+
+def _level_table(
+    scored: tuple[pd.DataFrame, dict[str, Any]], plan: ScorePlan, cut: float
+) -> LevelTable:
+    columns = scored[1]
+    levels = plan.levels(field_scores(plan, columns))
+    return LevelTable.of(levels, provisional_matches(plan, columns["score"], cut))
+
+
+def _decided(
+    scored: tuple[pd.DataFrame, dict[str, Any]],
+    plan: ScorePlan,
+    model: MatchModel | None,
+    cut: float | None,
+    attrs: dict[str, Any],
+) -> pd.DataFrame:
+    pairs, columns = scored
+    columns = dict(columns)
+    levels = plan.levels(field_scores(plan, columns))
+    provisional = (
+        None
+        if model is not None and plan.given_model is not None
+        else provisional_matches(plan, columns["score"], cut)
+    )
+    probability, match = decide(plan, model, levels, provisional)
+    if probability is not None:
+        columns["match_probability"] = probability
+    columns["match"] = match
+    added = pd.DataFrame(columns, index=pairs.index)
+    kept = pairs.drop(columns=[name for name in added.columns if name in pairs])
+    result = pd.concat([kept, added], axis=1)
+    result.attrs = {"lsh_frame": attrs}
+    return result
+
+
+def _comparison_sample(
+    part: pd.DataFrame, offset: int, step: int, columns: list[Any]
+) -> pd.DataFrame:
+    first = (-offset) % step
+    return part[columns].iloc[first::step]
+
+
+def score_parts(
+    tables: list[Table],
+    pair_parts: list[Any],
+    lengths: npt.NDArray[np.int64],
+    fields: Any,
+    *,
+    min_score: Any,
+    values: bool,
+    estimate: bool,
+    num_perm: int,
+    seed: int,
+    method: str,
+    owner: str,
+    positions_known: bool = False,
+    left_aligned: bool = False,
+) -> tuple[list[Any], dict[str, Any]]:
+    """Scored pairs (one delayed pandas frame per pair partition) and attrs."""
+    metas = [table.meta for table in tables]
+    specs, _ = _as_fields(fields, owner)
+    needed = list(dict.fromkeys(column for spec in specs for column in spec.columns))
+    for table in tables:
+        for spec in specs:
+            check_columns(table.meta, list(spec.columns), owner)
+    samples = []
+    for table in tables:
+        step = comparison_step(table.rows)
+        samples.append(
+            pd.concat(
+                compute(
+                    *[
+                        delayed(_comparison_sample)(part, int(offset), step, needed)
+                        for part, offset in zip(
+                            table.parts, table.offsets, strict=False
+                        )
+                    ]
+                )
+            )
+        )
+    plan = plan_score(
+        metas,
+        samples,
+        fields,
+        min_score=min_score,
+        values=values,
+        estimate=estimate,
+        num_perm=num_perm,
+        seed=seed,
+        owner=owner,
+    )
+    left = tables[0]
+    right = tables[-1]
+    if not positions_known:
+        left_index = delayed(left.index)
+        right_index = delayed(right.index)
+        pair_parts = persist(
+            [
+                delayed(_with_positions)(part, left_index, right_index, owner)
+                for part in pair_parts
+            ]
+        )
+    _progress.step("joining records to pairs")
+    left_rows = fetch(
+        pair_parts, lengths, LEFT_POSITION, left, needed, method, aligned=left_aligned
+    )
+    right_rows = fetch(pair_parts, lengths, RIGHT_POSITION, right, needed, method)
+    _progress.step(f"scoring {len(specs)} field{'s' if len(specs) != 1 else ''}")
+    scored = persist(
+        [
+            delayed(_score_part)(pairs, lefts, rights, plan, owner)
+            for pairs, lefts, rights in zip(
+                pair_parts, left_rows, right_rows, strict=True
+            )
+        ]
+    )
+    _progress.step("deciding matches")
+    model, fit, cut = plan.given_model, None, None
+    chosen: float | None = None
+    if model is None:
+        if plan.min_score == "auto":
+            spread = ScoreSpread.merge(
+                list(compute(*[delayed(_spread)(s) for s in scored]))
+            )
+            cut = spread.cut()
+        else:
+            cut = float(plan.min_score)  # type: ignore[arg-type]
+        chosen = cut
+        if plan.min_score == "auto":
+            tables_ = compute(*[delayed(_level_table)(s, plan, cut) for s in scored])
+            model, fit = learn_model(plan, LevelTable.merge(list(tables_)))
+    attrs = scored_attrs(plan, chosen, model, fit)
+    decided = [delayed(_decided)(s, plan, model, cut, attrs) for s in scored]
+    return decided, attrs
