@@ -117,6 +117,7 @@ def _candidates(
             found.present,
             int(start),
             keep_positions,
+            len(tables) > 1,
         )
         for part, start in zip(found.parts, starts, strict=True)
     ]
@@ -659,13 +660,13 @@ def link(
     max_bucket: int = 1_000,
     max_pairs: int = 50_000_000,
     values: bool = False,
-    estimate: bool = False,
     progress: bool = False,
     shuffle_method: str = "tasks",
     npartitions: int | None = None,
 ) -> dd.DataFrame:
     """Scored pairs between two tables, as :func:`lsh_frame.link`."""
-    _, scored, _ = _link_scored(left, right, fields, locals(), "link")
+    options = {**locals(), "estimate": False}
+    _, scored, _ = _link_scored(left, right, fields, options, "link")
     return scored
 
 

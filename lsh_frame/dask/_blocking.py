@@ -167,7 +167,7 @@ class _DaskSource(KeySource):
             order = np.argsort(rows, kind="stable")
             ordered = rows[order]
             where = table.partition_of(ordered)
-            tasks, pieces = [], []
+            tasks = []
             for part in np.unique(where):
                 local = ordered[where == part] - table.offsets[part]
                 tasks.append(
@@ -176,6 +176,13 @@ class _DaskSource(KeySource):
                     )
                 )
             pieces = list(compute(*tasks))
+            if not pieces:  # no rows at all
+                empty = np.empty(0, dtype=np.int64)
+                pieces = [
+                    _part_sample_signatures(
+                        table.meta, empty, spec, num_perm, seed, self.owner
+                    )
+                ]
             matrix = np.concatenate([piece[0] for piece in pieces])
             valid = np.concatenate([piece[1] for piece in pieces])
             back = np.empty_like(order)
@@ -604,6 +611,7 @@ def labelled(
     present: npt.NDArray[np.uint64],
     start: int,
     keep_positions: bool,
+    link: bool,
 ) -> pd.DataFrame:
     """Candidate pairs of one partition as pandas gives them (labels, found_by)."""
     lp = part["lp"].to_numpy(np.int64)
@@ -615,7 +623,9 @@ def labelled(
     }
     if keep_positions:
         columns[LEFT_POSITION], columns[RIGHT_POSITION] = lp, rp
-    return pd.DataFrame(columns, index=pd.RangeIndex(start, start + lp.size))
+    pairs = pd.DataFrame(columns, index=pd.RangeIndex(start, start + lp.size))
+    pairs.attrs["lsh_frame"] = {"link": link}
+    return pairs
 
 
 # ----------------------------------------------------------------------------

@@ -77,7 +77,10 @@ def table(frame: Any, role: str, owner: str) -> Table:
             f"The '{role}' argument of {owner} (lsh_frame.dask) must be a dask "
             f"DataFrame. Got {type(frame).__name__} instead; use df.lsh for pandas."
         )
-    indexes = dask.compute(*frame.index.to_delayed())
+    # The frame's own partitions (not frame.index's: reading fewer columns may
+    # let Dask combine partitions differently).
+    parts = list(frame.to_delayed())
+    indexes = dask.compute(*[delayed(_index)(part) for part in parts])
     lengths = np.array([len(part) for part in indexes], dtype=np.int64)
     index = indexes[0].append(list(indexes[1:])) if len(indexes) > 1 else indexes[0]
     if index.has_duplicates:
@@ -90,7 +93,11 @@ def table(frame: Any, role: str, owner: str) -> Table:
             "dd.read_parquet(path, index='id')) or set_index() on a unique column."
         )
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    return Table(frame, list(frame.to_delayed()), offsets, index)
+    return Table(frame, parts, offsets, index)
+
+
+def _index(part: pd.DataFrame) -> pd.Index:
+    return part.index
 
 
 def check_shuffle(method: Any, owner: str) -> str:

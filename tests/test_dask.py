@@ -1,0 +1,325 @@
+"""ddf.lsh gives exactly what df.lsh gives, on any partitioning and scheduler.
+
+Every parity test runs the pandas path on ``ddf.compute()`` (the same values and
+dtypes Dask holds) and compares whole frames: pairs, their order, scores,
+decisions in ``attrs``, entity ids. They run on the synchronous scheduler for
+several partition counts, and the main jobs again on a session-wide
+``distributed.LocalCluster`` (2 worker processes, 1 thread each).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import dask
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+import pytest
+
+import lsh_frame as lf
+import lsh_frame.dask as lfd
+from lsh_frame.dask import _tables
+from lsh_frame.errors import (
+    ColumnError,
+    ConfigError,
+    ConfigTypeError,
+    LshFrameError,
+    TooManyPairsError,
+)
+
+COLUMNS = ["given_name", "surname", "street_address", "date_of_birth", "email"]
+PARTITIONS = [1, 3, 7]
+
+
+@pytest.fixture(scope="module")
+def people() -> pd.DataFrame:
+    return lf.datasets.make_customers(1_200, seed=3)
+
+
+@pytest.fixture
+def sync() -> Iterator[None]:
+    with dask.config.set(scheduler="synchronous"):
+        yield
+
+
+def as_dask(frame: pd.DataFrame, partitions: int) -> tuple[dd.DataFrame, pd.DataFrame]:
+    """A dask frame and the pandas frame of exactly its values and dtypes."""
+    ddf = dd.from_pandas(frame, npartitions=partitions, sort=False)
+    return ddf, ddf.compute()
+
+
+def same(got: Any, want: Any) -> None:
+    if isinstance(want, pd.Series):
+        pd.testing.assert_series_equal(got, want)
+    else:
+        pd.testing.assert_frame_equal(got, want)
+        assert got.attrs == want.attrs
+
+
+def quietly(call: Any, *args: Any, **options: Any) -> tuple[Any, list[str]]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = call(*args, **options)
+        if isinstance(result, (dd.DataFrame, dd.Series)):
+            result = result.compute()
+    return result, [str(warning.message) for warning in caught]
+
+
+# ----------------------------------------------------------------------------
+# Parity on the synchronous scheduler
+
+
+@pytest.mark.usefixtures("sync")
+@pytest.mark.parametrize("partitions", PARTITIONS)
+def test_candidates_and_report_equal_pandas(
+    people: pd.DataFrame, partitions: int
+) -> None:
+    ddf, df = as_dask(people, partitions)
+    truth = lf.datasets.true_pairs(df["entity_id"])
+    cases: list[tuple[Any, int]] = [
+        (COLUMNS, 1_000),  # the data decides: exact keys and a record LSH key
+        ([lf.Field("city", blocking="exact"), lf.Field("surname", threshold=0.5)], 6),
+    ]
+    for fields, max_bucket in cases:
+        got, got_warnings = quietly(ddf.lsh.candidates, fields, max_bucket=max_bucket)
+        want, want_warnings = quietly(df.lsh.candidates, fields, max_bucket=max_bucket)
+        same(got, want)
+        assert got_warnings == want_warnings
+        got_report = ddf.lsh.blocking_report(
+            fields, max_bucket=max_bucket, true_pairs=truth
+        )
+        want_report = df.lsh.blocking_report(
+            fields, max_bucket=max_bucket, true_pairs=truth
+        )
+        pd.testing.assert_frame_equal(got_report.table, want_report.table)
+        assert got_report.decisions == want_report.decisions
+        assert got_report.largest_buckets == want_report.largest_buckets
+    # The small cap drops buckets: before the shuffle when one partition alone
+    # holds too many rows of a key, after it otherwise. Either way, as pandas.
+    assert want_warnings and "dropped" in want_warnings[0]
+
+
+@pytest.mark.usefixtures("sync")
+@pytest.mark.parametrize("partitions", PARTITIONS)
+def test_pairs_equal_pandas_for_every_decision(
+    people: pd.DataFrame, partitions: int
+) -> None:
+    ddf, df = as_dask(people, partitions)
+    learned = df.lsh.pairs(COLUMNS)
+    assert learned.attrs["lsh_frame"]["model"]["fit"]["em_steps"] > 0
+    same(ddf.lsh.pairs(COLUMNS).compute(), learned)
+    model = learned.attrs["lsh_frame"]["model"]
+    for options in (
+        {"min_score": 0.8, "values": True},
+        {"min_score": model, "estimate": True, "num_perm": 64},
+    ):
+        same(
+            ddf.lsh.pairs(COLUMNS, **options).compute(),
+            df.lsh.pairs(COLUMNS, **options),
+        )
+
+
+@pytest.mark.usefixtures("sync")
+def test_score_keeps_the_pairs_partitions_order_and_index(people: pd.DataFrame) -> None:
+    ddf, df = as_dask(people, 4)
+    pairs = df.lsh.candidates(COLUMNS)[["left", "right"]]
+    shuffled = pairs.sample(frac=1.0, random_state=1)
+    shuffled.index = shuffled.index * 10
+    got = ddf.lsh.score(dd.from_pandas(shuffled, npartitions=3, sort=False), COLUMNS)
+    same(got.compute(), df.lsh.score(shuffled, COLUMNS))
+
+
+@pytest.mark.usefixtures("sync")
+@pytest.mark.parametrize("partitions", PARTITIONS)
+def test_cluster_dedupe_and_drop_duplicates_equal_pandas(
+    people: pd.DataFrame, partitions: int
+) -> None:
+    # String labels out of order: entity ids follow the labels' sorted order.
+    shuffled = people.sample(frac=1.0, random_state=2)
+    shuffled.index = [f"r{label}" for label in shuffled.index]
+    ddf, df = as_dask(shuffled, partitions)
+    scored = df.lsh.pairs(COLUMNS)
+    same(
+        ddf.lsh.cluster(dd.from_pandas(scored, npartitions=2)).compute(),
+        df.lsh.cluster(scored),
+    )
+    same(
+        ddf.lsh.cluster(scored, min_score=0.9).compute(),
+        df.lsh.cluster(scored, min_score=0.9),
+    )
+    same(ddf.lsh.dedupe(COLUMNS).compute(), df.lsh.dedupe(COLUMNS))
+    for keep in (
+        "first",
+        "last",
+        "most_complete",
+        False,
+        lambda group: group.index[-1],
+    ):
+        same(
+            ddf.lsh.drop_duplicates(COLUMNS, keep=keep).compute(),
+            df.lsh.drop_duplicates(COLUMNS, keep=keep),
+        )
+    same(
+        ddf.lsh.drop_duplicates(COLUMNS, ignore_index=True).compute(),
+        df.lsh.drop_duplicates(COLUMNS, ignore_index=True),
+    )
+
+
+@pytest.mark.usefixtures("sync")
+@pytest.mark.parametrize(("left_parts", "right_parts"), [(1, 1), (3, 2)])
+def test_link_and_merge_equal_pandas(
+    people: pd.DataFrame, left_parts: int, right_parts: int
+) -> None:
+    dleft, left = as_dask(people.iloc[::2], left_parts)
+    dright, right = as_dask(
+        people.iloc[1::2].rename(columns={"surname": "family"}), right_parts
+    )
+    mapping = {
+        "left_on": COLUMNS,
+        "right_on": ["family" if column == "surname" else column for column in COLUMNS],
+    }
+    same(dleft.lsh.link(dright, **mapping).compute(), left.lsh.link(right, **mapping))
+    for how in ("inner", "left"):
+        for one_to_one in (False, True):
+            options = {**mapping, "how": how, "one_to_one": one_to_one}
+            same(
+                dleft.lsh.merge(dright, **options).compute(),
+                left.lsh.merge(right, **options),
+            )
+    # Linked entity ids: one Series per table, equal to pandas'.
+    scored = left.lsh.link(right, **mapping)
+    got = dleft.lsh.cluster(scored, other=dright)
+    want = left.lsh.cluster(scored, other=right)
+    same(got[0].compute(), want[0])
+    same(got[1].compute(), want[1])
+
+
+@pytest.mark.usefixtures("sync")
+def test_minhash_equals_pandas(people: pd.DataFrame) -> None:
+    ddf, df = as_dask(people, 3)
+    same(
+        ddf.lsh.minhash(["surname", "email"], num_perm=32).compute(),
+        df.lsh.minhash(["surname", "email"], num_perm=32),
+    )
+    same(ddf.lsh.minhash("surname").compute(), df.lsh.minhash("surname"))
+
+
+@pytest.mark.usefixtures("sync")
+def test_empty_partitions_and_tiny_frames(people: pd.DataFrame) -> None:
+    part = people.iloc[:300]
+    pieces = [part.iloc[:0], part.iloc[:150], part.iloc[150:150], part.iloc[150:]]
+    ddf = dd.from_delayed(
+        [dask.delayed(piece) for piece in pieces], meta=part.iloc[:0], verify_meta=False
+    )
+    df = ddf.compute()
+    same(ddf.lsh.dedupe(COLUMNS).compute(), df.lsh.dedupe(COLUMNS))
+    same(ddf.lsh.candidates(COLUMNS).compute(), df.lsh.candidates(COLUMNS))
+    for rows in (0, 1):
+        tiny_ddf, tiny = as_dask(people.iloc[:rows], 1)
+        same(tiny_ddf.lsh.dedupe(COLUMNS).compute(), tiny.lsh.dedupe(COLUMNS))
+
+
+# ----------------------------------------------------------------------------
+# Bad input and safety checks
+
+
+@pytest.mark.usefixtures("sync")
+def test_bad_input_is_refused_clearly(people: pd.DataFrame) -> None:
+    ddf, _ = as_dask(people.iloc[:200], 2)
+    with pytest.raises(ConfigTypeError, match="must be a dask DataFrame"):
+        lfd.dedupe(people, COLUMNS)
+    repeated = dd.from_pandas(people.iloc[:200], npartitions=2).reset_index(drop=True)
+    with pytest.raises(ColumnError, match=r"duplicate labels.*index='id'"):
+        repeated.lsh.candidates(COLUMNS)
+    with pytest.raises(ConfigError, match="shuffle_method"):
+        ddf.lsh.pairs(COLUMNS, shuffle_method="fast")
+    with pytest.raises(ColumnError, match="nickname"):
+        ddf.lsh.candidates(["surname", "nickname"])
+    with pytest.raises(TooManyPairsError, match="max_pairs=0"):
+        ddf.lsh.candidates(COLUMNS, max_pairs=0)
+    with pytest.raises(ColumnError, match="cluster_id"):
+        ddf.assign(cluster_id=1).lsh.dedupe(COLUMNS)
+    with pytest.raises(ColumnError, match="not in the left frame"):
+        ddf.lsh.score(pd.DataFrame({"left": [-5], "right": [0]}), COLUMNS).compute()
+
+
+def test_a_shuffle_that_loses_rows_stops_the_job() -> None:
+    _tables.check_moved(10, 10, "pairs", "tasks")
+    with pytest.raises(LshFrameError, match="8426"):
+        _tables.check_moved(10, 9, "pairs", "p2p")
+    from lsh_frame.dask._score import _aligned
+
+    answers = pd.DataFrame({"name": ["a", "c"], "__lsh_number": [0, 2]})
+    with pytest.raises(LshFrameError, match="delivered"):
+        _aligned(answers, 3, "p2p")
+    doubled = pd.DataFrame({"name": ["a", "a"], "__lsh_number": [0, 0]})
+    with pytest.raises(LshFrameError, match="some twice"):
+        _aligned(doubled, 2, "p2p")
+
+
+def test_importing_lsh_frame_does_not_import_dask() -> None:
+    code = "import sys, lsh_frame; print('dask' in sys.modules)"
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "False"
+
+
+def test_missing_dask_names_the_install_command() -> None:
+    code = (
+        "import sys; sys.modules['dask'] = None; sys.modules['dask.dataframe'] = None\n"
+        "try:\n    import lsh_frame.dask\nexcept ImportError as error:\n"
+        "    print(error)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert "pip install 'lsh-frame[dask]'" in result.stdout
+
+
+# ----------------------------------------------------------------------------
+# Parity on a distributed cluster
+
+
+@pytest.fixture(scope="session")
+def local_cluster() -> Iterator[Any]:
+    from distributed import LocalCluster
+
+    cluster = LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    )
+    yield cluster
+    cluster.close()
+
+
+@pytest.fixture
+def on_cluster(local_cluster: Any) -> Iterator[Any]:
+    from distributed import Client
+
+    with Client(local_cluster) as client:
+        yield client
+
+
+@pytest.mark.usefixtures("on_cluster")
+@pytest.mark.parametrize(("partitions", "method"), [(2, "tasks"), (5, "p2p")])
+def test_jobs_on_a_local_cluster_equal_pandas(
+    people: pd.DataFrame, partitions: int, method: str
+) -> None:
+    ddf, df = as_dask(people.iloc[:800], partitions)
+    options = {"shuffle_method": method}
+    same(ddf.lsh.pairs(COLUMNS, **options).compute(), df.lsh.pairs(COLUMNS))
+    same(ddf.lsh.dedupe(COLUMNS, **options).compute(), df.lsh.dedupe(COLUMNS))
+    dright, right = as_dask(people.iloc[800:], 2)
+    same(
+        ddf.lsh.merge(dright, COLUMNS, how="left", **options).compute(),
+        df.lsh.merge(right, COLUMNS, how="left"),
+    )
+    assert np.array_equal(
+        ddf.lsh.cluster(df.lsh.pairs(COLUMNS)).compute().to_numpy(),
+        df.lsh.cluster(df.lsh.pairs(COLUMNS)).to_numpy(),
+    )
