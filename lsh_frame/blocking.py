@@ -553,8 +553,16 @@ class KeySource:
 
     left: pd.DataFrame  # the left table (or an empty frame of its columns)
     right: pd.DataFrame | None
-    n_left: int
-    n_right: int | None
+
+    @property
+    def n_left(self) -> int:
+        """Rows of the left table."""
+        raise NotImplementedError
+
+    @property
+    def n_right(self) -> int | None:
+        """Rows of the right table (None for one table)."""
+        raise NotImplementedError
 
     def exact_profile(self, spec: Field) -> ExactProfile:
         """Profile an exact key on one field."""
@@ -570,10 +578,16 @@ class _FrameSource(KeySource):
 
     def __init__(self, left: pd.DataFrame, right: pd.DataFrame | None, owner: str):
         self.left, self.right, self.owner = left, right, owner
-        self.n_left = len(left)
-        self.n_right = len(right) if right is not None else None
         self.exact: dict[str, list[SideKeys]] = {}
         self.signatures: dict[str, list[tuple[Any, Any]]] = {}
+
+    @property
+    def n_left(self) -> int:
+        return len(self.left)
+
+    @property
+    def n_right(self) -> int | None:
+        return len(self.right) if self.right is not None else None
 
     def tables(self) -> list[pd.DataFrame]:
         return [self.left] if self.right is None else [self.left, self.right]

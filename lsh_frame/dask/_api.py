@@ -36,7 +36,15 @@ from lsh_frame.dask._blocking import (
     report,
 )
 from lsh_frame.dask._score import fetch, score_parts
-from lsh_frame.dask._tables import Table, check_shuffle, compute, persist, table
+from lsh_frame.dask._tables import (
+    Table,
+    check_shuffle,
+    compute,
+    persist,
+    shared,
+    shared_pieces,
+    table,
+)
 from lsh_frame.errors import ConfigError
 from lsh_frame.jobs import (
     _KEEP_CHOICES,
@@ -76,6 +84,12 @@ def _empty(part: pd.DataFrame) -> pd.DataFrame:
     return part.iloc[:0]
 
 
+def _shared_indexes(tables: list[Table]) -> tuple[Any, Any]:
+    """Both tables' index labels, sent once to each worker (once when deduping)."""
+    left = shared(tables[0].index)
+    return left, (left if len(tables) == 1 else shared(tables[1].index))
+
+
 def _range_divisions(lengths: npt.NDArray[np.int64]) -> Any:
     """Divisions of parts numbered 0, 1, 2 ... in order (None with an empty part)."""
     if lengths.size == 0 or (lengths == 0).any():
@@ -105,8 +119,7 @@ def _candidates(
         method=method,
         owner=owner,
     )
-    left_index = delayed(tables[0].index)
-    right_index = delayed(tables[-1].index)
+    left_index, right_index = _shared_indexes(tables)
     starts = np.concatenate([[0], np.cumsum(found.lengths)[:-1]])
     parts = [
         delayed(labelled)(
@@ -328,8 +341,7 @@ def _entity_ids(
     warn_size = check_int(warn_size, "warn_size", owner, minimum=1)
     if isinstance(scored, pd.DataFrame):
         scored = dd.from_pandas(scored, npartitions=1)
-    left_index = delayed(tables[0].index)
-    right_index = delayed(tables[-1].index)
+    left_index, right_index = _shared_indexes(tables)
     _progress.step("clustering")
     edges = compute(
         *[
@@ -356,7 +368,9 @@ def _id_series(part: pd.DataFrame, ids: npt.NDArray[np.int64]) -> pd.Series:
 def _ids_on(table_: Table, ids: npt.NDArray[np.int64]) -> dd.Series:
     parts = [
         delayed(_id_series)(part, piece)
-        for part, piece in zip(table_.parts, table_.slices(ids), strict=True)
+        for part, piece in zip(
+            table_.parts, shared_pieces(table_.slices(ids)), strict=True
+        )
     ]
     meta = pd.Series(np.empty(0, np.int64), index=table_.meta.index, name="entity_id")
     return dd.from_delayed(parts, meta=meta, divisions=table_.frame.divisions)
@@ -489,7 +503,10 @@ def dedupe(
     parts = [
         delayed(_with_entities)(part, piece, size, id_column, size_column, info)
         for part, piece, size in zip(
-            left.parts, left.slices(ids), left.slices(sizes), strict=True
+            left.parts,
+            shared_pieces(left.slices(ids)),
+            shared_pieces(left.slices(sizes)),
+            strict=True,
         )
     ]
     empty = np.empty(0, np.int64)

@@ -70,14 +70,12 @@ from lsh_frame.errors import TooManyPairsError
 LEFT_POSITION, RIGHT_POSITION = "__lsh_left", "__lsh_right"
 #: Columns describing buckets over the cap.
 _DROPPED_COLUMNS = ["kid", "band", "key", "size", "right", "first"]
-#: Columns of the long key table.
-_KEY_COLUMNS = {
-    "key": np.uint64,
-    "row": np.int64,
-    "kid": np.int16,
-    "band": np.int32,
-    "side": bool,
-}
+#: The long key table travels as two columns: the key, and a code packing the
+#: record's position, the key's index, the band and the side (bit 0).
+_SIDE_BITS, _BAND_BITS, _KID_BITS = 1, 16, 7
+_BAND_SHIFT = _SIDE_BITS
+_KID_SHIFT = _BAND_SHIFT + _BAND_BITS
+_ROW_SHIFT = _KID_SHIFT + _KID_BITS
 
 
 # ----------------------------------------------------------------------------
@@ -85,15 +83,18 @@ _KEY_COLUMNS = {
 
 
 def _part_profile(
-    part: pd.DataFrame, offset: int, columns: list[Any], seed: int, owner: str
-) -> tuple[list[Any], tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]]:
-    """Exact-key counts of some columns and the label-hash sample of a partition."""
+    part: pd.DataFrame, columns: list[Any], seed: int, owner: str
+) -> tuple[pd.Index, list[Any], tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]]:
+    """Read a partition's labels, exact-key counts of columns, label-hash sample.
+
+    The sample's positions are local (the partition's offset is not known yet).
+    """
     counts = []
     for column in columns:
         keys, valid = _exact_keys(part, Field(column, blocking="exact"), owner=owner)
         counts.append(exact_counts(keys, valid))
-    positions = offset + np.arange(len(part), dtype=np.int64)
-    return counts, sample_rows(label_hashes(part.index, seed), positions)
+    positions = np.arange(len(part), dtype=np.int64)
+    return part.index, counts, sample_rows(label_hashes(part.index, seed), positions)
 
 
 def _part_sample_signatures(
@@ -110,7 +111,7 @@ def _part_sample_signatures(
 
 
 class _DaskSource(KeySource):
-    """Partitioned tables: one pass profiles every column and draws the sample."""
+    """Partitioned tables: one pass reads the labels, profiles, draws the sample."""
 
     def __init__(
         self,
@@ -122,11 +123,19 @@ class _DaskSource(KeySource):
         self.tables, self.owner = tables, owner
         self.left = tables[0].meta
         self.right = tables[1].meta if len(tables) > 1 else None
-        self.n_left = tables[0].rows
-        self.n_right = tables[1].rows if len(tables) > 1 else None
         self.columns, self.seed = columns, seed
         self._profiles: dict[Any, ExactProfile] | None = None
         self._samples: list[npt.NDArray[np.int64]] = []
+
+    @property
+    def n_left(self) -> int:
+        self._summarise()
+        return self.tables[0].rows
+
+    @property
+    def n_right(self) -> int | None:
+        self._summarise()
+        return self.tables[1].rows if len(self.tables) > 1 else None
 
     def _summarise(self) -> dict[Any, ExactProfile]:
         if self._profiles is None:
@@ -135,21 +144,26 @@ class _DaskSource(KeySource):
                 results = compute(
                     *[
                         delayed(_part_profile)(
-                            part, int(offset), self.columns, self.seed, self.owner
+                            part, self.columns, self.seed, self.owner
                         )
-                        for part, offset in zip(
-                            table.parts, table.offsets, strict=False
-                        )
+                        for part in table.parts
                     ]
                 )
+                if not table.loaded:
+                    table.receive([result[0] for result in results])
                 sides.append(
                     [
-                        merge_counts([r[0][i] for r in results])
+                        merge_counts([result[1][i] for result in results])
                         for i in range(len(self.columns))
                     ]
                 )
-                hashes = np.concatenate([r[1][0] for r in results])
-                positions = np.concatenate([r[1][1] for r in results])
+                hashes = np.concatenate([result[2][0] for result in results])
+                positions = np.concatenate(
+                    [
+                        result[2][1] + table.offsets[number]
+                        for number, result in enumerate(results)
+                    ]
+                )
                 self._samples.append(sample_rows(hashes, positions)[1])
             self._profiles = {
                 column: exact_profile([side[i] for side in sides])
@@ -225,7 +239,36 @@ def resolve(
 
 def _key_meta() -> pd.DataFrame:
     return pd.DataFrame(
-        {name: np.empty(0, dtype=dtype) for name, dtype in _KEY_COLUMNS.items()}
+        {"key": np.empty(0, dtype=np.uint64), "code": np.empty(0, dtype=np.int64)}
+    )
+
+
+def _pack(
+    row: npt.NDArray[np.int64],
+    kid: npt.NDArray[np.int64],
+    band: npt.NDArray[np.int64],
+    side: npt.NDArray[np.bool_],
+) -> npt.NDArray[np.int64]:
+    return (
+        (row << _ROW_SHIFT)
+        | (kid << _KID_SHIFT)
+        | (band << _BAND_SHIFT)
+        | side.astype(np.int64)
+    )
+
+
+def _unpack(part: pd.DataFrame) -> pd.DataFrame:
+    """Unpack the long key table: key, row, kid (key index), band, side."""
+    code = part["code"].to_numpy(np.int64)
+    return pd.DataFrame(
+        {
+            "key": part["key"].to_numpy(np.uint64),
+            "row": code >> _ROW_SHIFT,
+            "kid": (code >> _KID_SHIFT) & ((1 << _KID_BITS) - 1),
+            "band": (code >> _BAND_SHIFT) & ((1 << _BAND_BITS) - 1),
+            "side": (code & 1).astype(bool),
+        },
+        index=part.index,
     )
 
 
@@ -239,7 +282,7 @@ def _part_keys(
     owner: str,
 ) -> pd.DataFrame:
     """Return a partition's keys as a long table (a row per record, key and band)."""
-    pieces = []
+    keys_parts, codes = [], []
     for kid, key in enumerate(keys):
         side_keys = _side_keys(
             part,
@@ -248,20 +291,25 @@ def _part_keys(
             seed=seed,
             owner=owner,
         )
-        rows = np.flatnonzero(side_keys.valid)
+        rows = np.flatnonzero(side_keys.valid).astype(np.int64)
         bands = side_keys.keys.shape[1]
-        pieces.append(
-            pd.DataFrame(
-                {
-                    "key": side_keys.keys[rows].reshape(-1),
-                    "row": np.repeat(rows + offset, bands).astype(np.int64),
-                    "kid": np.full(rows.size * bands, kid, dtype=np.int16),
-                    "band": np.tile(np.arange(bands, dtype=np.int32), rows.size),
-                    "side": np.full(rows.size * bands, side),
-                }
+        keys_parts.append(side_keys.keys[rows].reshape(-1))
+        codes.append(
+            _pack(
+                np.repeat(rows + offset, bands),
+                np.full(rows.size * bands, kid, dtype=np.int64),
+                np.tile(np.arange(bands, dtype=np.int64), rows.size),
+                np.full(rows.size * bands, side),
             )
         )
-    return pd.concat(pieces, ignore_index=True) if pieces else _key_meta()
+    if not keys_parts:
+        return _key_meta()
+    return pd.DataFrame(
+        {
+            "key": np.concatenate(keys_parts).astype(np.uint64),
+            "code": np.concatenate(codes),
+        }
+    )
 
 
 def _bucket_id(frame: pd.DataFrame) -> pd.MultiIndex:
@@ -270,15 +318,21 @@ def _bucket_id(frame: pd.DataFrame) -> pd.MultiIndex:
 
 def _heavy_keys(part: pd.DataFrame, max_bucket: int) -> pd.DataFrame:
     """Buckets with more than ``max_bucket`` rows in this one partition."""
-    counts = part.groupby(["kid", "band", "key"], sort=False).size()
+    values, counts = pair_kernels.sorted_unique(
+        part["key"].to_numpy(np.uint64), return_counts=True
+    )
+    suspects = values[counts > max_bucket]  # a key of several bands: check each
+    rows = _unpack(part[np.isin(part["key"].to_numpy(np.uint64), suspects)])
+    counts = rows.groupby(["kid", "band", "key"], sort=False).size()
     heavy = counts[counts > max_bucket]
     return heavy.index.to_frame(index=False)
 
 
 def _heavy_summary(part: pd.DataFrame, heavy: pd.DataFrame) -> pd.DataFrame:
     """Rows of each heavy bucket in a partition (by side) and its first left row."""
-    inside = _bucket_id(part).isin(_bucket_id(heavy))
-    chosen = part[inside]
+    candidates = part[np.isin(part["key"].to_numpy(np.uint64), heavy["key"])]
+    rows = _unpack(candidates)
+    chosen = rows[_bucket_id(rows).isin(_bucket_id(heavy))]
     return chosen.groupby(["kid", "band", "key"], sort=False).agg(
         size=("row", "size"),
         right=("side", "sum"),
@@ -287,18 +341,48 @@ def _heavy_summary(part: pd.DataFrame, heavy: pd.DataFrame) -> pd.DataFrame:
 
 
 def _drop_heavy(part: pd.DataFrame, heavy: pd.DataFrame) -> pd.DataFrame:
-    if len(heavy):
-        part = part[~_bucket_id(part).isin(_bucket_id(heavy))]
-    return part
+    if not len(heavy):
+        return part
+    suspect = np.isin(part["key"].to_numpy(np.uint64), heavy["key"])
+    rows = _unpack(part[suspect])
+    dropped = rows.index[_bucket_id(rows).isin(_bucket_id(heavy))]
+    return part.drop(index=dropped)
 
 
-def _groups(frame: pd.DataFrame, column: str) -> Iterator[tuple[int, pd.DataFrame]]:
-    """Yield the rows of each value of an integer column, in ascending order."""
-    values = frame[column].to_numpy(np.int64)
-    order = np.argsort(values, kind="stable")
-    bounds = np.flatnonzero(np.diff(values[order])) + 1
-    for chunk in np.split(order, bounds) if order.size else []:
-        yield int(values[chunk[0]]), frame.iloc[chunk]
+def _segments(
+    part: pd.DataFrame,
+) -> Iterator[tuple[int, int, npt.NDArray[np.uint64], npt.NDArray[np.int64], Any]]:
+    """Yield (kid, band, keys, rows, sides) of each key index and band, in order."""
+    keys = part["key"].to_numpy(np.uint64)
+    code = part["code"].to_numpy(np.int64)
+    segment = (code >> _BAND_SHIFT) & ((1 << (_BAND_BITS + _KID_BITS)) - 1)
+    order = np.argsort(segment, kind="stable")
+    ordered = segment[order]
+    bounds = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
+    if not order.size:
+        return
+    starts = np.concatenate([[0], bounds])
+    for start, chunk in zip(starts, np.split(order, bounds), strict=True):
+        value = int(ordered[start])
+        codes = code[chunk]
+        yield (
+            value >> _BAND_BITS,
+            value & ((1 << _BAND_BITS) - 1),
+            keys[chunk],
+            codes >> _ROW_SHIFT,
+            (codes & 1).astype(bool),
+        )
+
+
+def _by_key(
+    part: pd.DataFrame, link: bool
+) -> dict[int, list[tuple[int, pair_kernels.Buckets]]]:
+    """Group each band's keys into buckets, per key index (as pandas does)."""
+    grouped: dict[int, list[tuple[int, pair_kernels.Buckets]]] = {}
+    for kid, band, keys, rows, sides in _segments(part):
+        buckets = pair_kernels.group(keys, rows, sides if link else None)
+        grouped.setdefault(kid, []).append((band, buckets))
+    return grouped
 
 
 @dataclass
@@ -316,20 +400,7 @@ def _group(part: pd.DataFrame, link: bool, max_bucket: int) -> _Grouped:
     buckets: dict[int, pair_kernels.Buckets] = {}
     dropped_rows = []
     pairs: dict[int, int] = {}
-    for kid, by_key in _groups(part, "kid"):
-        parts = []
-        for band, rows in _groups(by_key, "band"):
-            sides = rows["side"].to_numpy() if link else None
-            parts.append(
-                (
-                    int(band),
-                    pair_kernels.group(
-                        rows["key"].to_numpy(np.uint64),
-                        rows["row"].to_numpy(np.int64),
-                        sides,
-                    ),
-                )
-            )
+    for kid, parts in _by_key(part, link).items():
         grouped = pair_kernels.concatenate([bucket for _, bucket in parts])
         bands = np.concatenate(
             [np.full(bucket.sizes.size, band, dtype=np.int32) for band, bucket in parts]
@@ -635,14 +706,9 @@ def labelled(
 def _bucket_summary(part: pd.DataFrame, link: bool, max_bucket: int) -> dict[int, Any]:
     """Per key: bucket sizes (and left sizes), the three largest, keys over the cap."""
     summary: dict[int, Any] = {}
-    for kid, by_key in _groups(part, "kid"):
+    for kid, parts in _by_key(part, link).items():
         sizes, lefts, tops, over = [], [], [], []
-        for band, rows in _groups(by_key, "band"):
-            buckets = pair_kernels.group(
-                rows["key"].to_numpy(np.uint64),
-                rows["row"].to_numpy(np.int64),
-                rows["side"].to_numpy() if link else None,
-            )
+        for band, buckets in parts:
             left = buckets.sizes if buckets.left_sizes is None else buckets.left_sizes
             sizes.append(buckets.sizes)
             lefts.append(left)
@@ -669,6 +735,7 @@ def _bucket_summary(part: pd.DataFrame, link: bool, max_bucket: int) -> dict[int
 
 def _keyed(part: pd.DataFrame) -> pd.Series:
     """Count the records with a key, per key index (a row per record in band 0)."""
+    part = _unpack(part)
     return part.loc[part["band"].to_numpy() == 0, "kid"].value_counts()
 
 
@@ -679,6 +746,7 @@ def _key_rows(
     link: bool,
 ) -> pd.DataFrame:
     """Key rows of some records (left positions, right positions)."""
+    part = _unpack(part)
     rows = part["row"].to_numpy()
     if not link:
         return part[np.isin(rows, np.concatenate([left, right]))]

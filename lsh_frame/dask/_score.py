@@ -38,7 +38,15 @@ from lsh_frame.compare import (
     scored_attrs,
 )
 from lsh_frame.dask._blocking import LEFT_POSITION, RIGHT_POSITION
-from lsh_frame.dask._tables import TARGET, Table, check_moved, compute, persist, route
+from lsh_frame.dask._tables import (
+    TARGET,
+    Table,
+    check_moved,
+    compute,
+    persist,
+    route,
+    shared,
+)
 
 _ASKER, _NUMBER, _POSITION = "__lsh_asker", "__lsh_number", "__lsh_position"
 
@@ -263,8 +271,8 @@ def score_parts(
     left = tables[0]
     right = tables[-1]
     if not positions_known:
-        left_index = delayed(left.index)
-        right_index = delayed(right.index)
+        left_index = shared(left.index)
+        right_index = left_index if len(tables) == 1 else shared(right.index)
         pair_parts = persist(
             [
                 delayed(_with_positions)(part, left_index, right_index, owner)

@@ -15,7 +15,6 @@ in must equal rows out (see dask/distributed#8426, data loss in p2p shuffles).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import dask
@@ -34,14 +33,60 @@ SHUFFLE_METHODS = ("tasks", "p2p", "disk")
 TARGET = "__lsh_target"
 
 
-@dataclass
 class Table:
-    """A dask DataFrame's partitions, row offsets and index labels."""
+    """A dask DataFrame's partitions, row offsets and index labels.
 
-    frame: dd.DataFrame
-    parts: list[Any]
-    offsets: npt.NDArray[np.int64]
-    index: pd.Index
+    The labels are read on first use (one pass over the data), or handed in by
+    a pass that reads the partitions anyway (:meth:`receive`).
+    """
+
+    def __init__(self, frame: dd.DataFrame, role: str, owner: str) -> None:
+        self.frame, self.role, self.owner = frame, role, owner
+        # The frame's own partitions (not frame.index's: reading fewer columns
+        # may let Dask combine partitions differently).
+        self.parts: list[Any] = list(frame.to_delayed())
+        self._offsets: npt.NDArray[np.int64] | None = None
+        self._index: pd.Index | None = None
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the labels are known."""
+        return self._index is not None
+
+    def receive(self, indexes: list[pd.Index]) -> None:
+        """Take every partition's index labels; check they are unique."""
+        lengths = np.array([len(part) for part in indexes], dtype=np.int64)
+        index = indexes[0].append(list(indexes[1:])) if len(indexes) > 1 else indexes[0]
+        if index.has_duplicates:
+            duplicated = index[index.duplicated()].unique()[:3].tolist()
+            raise ColumnError(
+                f"The index of the '{self.role}' frame has duplicate labels (for "
+                f"example {duplicated}), but candidate pairs name records by their "
+                "index label. Dask numbers each partition from 0 after reset_index() "
+                "or a read without an index: read with an id column as the index "
+                "(for example dd.read_parquet(path, index='id')) or set_index() on "
+                "a unique column."
+            )
+        self._offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        self._index = index
+
+    def _load(self) -> None:
+        if self._index is None:
+            self.receive(list(dask.compute(*[delayed(_index)(p) for p in self.parts])))
+
+    @property
+    def index(self) -> pd.Index:
+        """Every row's label, in partition order."""
+        self._load()
+        assert self._index is not None
+        return self._index
+
+    @property
+    def offsets(self) -> npt.NDArray[np.int64]:
+        """Position of each partition's first row; the last entry is the row count."""
+        self._load()
+        assert self._offsets is not None
+        return self._offsets
 
     @property
     def meta(self) -> pd.DataFrame:
@@ -71,29 +116,13 @@ class Table:
 
 
 def table(frame: Any, role: str, owner: str) -> Table:
-    """Check a dask DataFrame and collect its index labels (one pass)."""
+    """Check that ``frame`` is a dask DataFrame; its labels are read when needed."""
     if not isinstance(frame, dd.DataFrame):
         raise ConfigTypeError(
             f"The '{role}' argument of {owner} (lsh_frame.dask) must be a dask "
             f"DataFrame. Got {type(frame).__name__} instead; use df.lsh for pandas."
         )
-    # The frame's own partitions (not frame.index's: reading fewer columns may
-    # let Dask combine partitions differently).
-    parts = list(frame.to_delayed())
-    indexes = dask.compute(*[delayed(_index)(part) for part in parts])
-    lengths = np.array([len(part) for part in indexes], dtype=np.int64)
-    index = indexes[0].append(list(indexes[1:])) if len(indexes) > 1 else indexes[0]
-    if index.has_duplicates:
-        duplicated = index[index.duplicated()].unique()[:3].tolist()
-        raise ColumnError(
-            f"The index of the '{role}' frame has duplicate labels (for example "
-            f"{duplicated}), but candidate pairs name records by their index label. "
-            "Dask numbers each partition from 0 after reset_index() or a read "
-            "without an index: read with an id column as the index (for example "
-            "dd.read_parquet(path, index='id')) or set_index() on a unique column."
-        )
-    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    return Table(frame, parts, offsets, index)
+    return Table(frame, role, owner)
 
 
 def _index(part: pd.DataFrame) -> pd.Index:
@@ -147,5 +176,53 @@ def compute(*tasks: Any) -> tuple[Any, ...]:
 
 
 def persist(tasks: list[Any]) -> list[Any]:
-    """Persist delayed tasks (in worker memory on a cluster)."""
-    return list(dask.persist(*tasks)) if tasks else []
+    """Persist delayed tasks (in worker memory on a cluster) and wait for them.
+
+    Waiting keeps each stage's time with the stage (progress lines, benchmarks);
+    the next step needs the results anyway.
+    """
+    if not tasks:
+        return []
+    persisted = list(dask.persist(*tasks))
+    client = _client()
+    if client is not None:
+        from distributed import wait
+
+        wait(persisted)
+    return persisted
+
+
+def shared(value: Any) -> Any:
+    """Make a large object available to many tasks, sent once to each worker.
+
+    On a distributed cluster it is scattered (broadcast) instead of being
+    embedded in every graph; otherwise a delayed object.
+    """
+    client = _client()
+    if client is None:
+        return delayed(value)
+    return client.scatter(value, broadcast=True, hash=False)
+
+
+def shared_pieces(values: list[Any]) -> list[Any]:
+    """Send one piece to each task: scattered on a cluster, as they are otherwise."""
+    client = _client()
+    if client is None or not values:
+        return values
+    return list(client.scatter(values, hash=False))
+
+
+def _client() -> Any:
+    """Return the distributed client in use, or None (another scheduler)."""
+    try:
+        from distributed import default_client
+    except ImportError:
+        return None
+    try:
+        client = default_client()
+    except ValueError:
+        return None
+    scheduler = dask.config.get("scheduler", None)
+    if scheduler is not None and scheduler not in ("dask.distributed", "distributed"):
+        return None  # e.g. dask.config.set(scheduler="synchronous") over a client
+    return client
