@@ -224,6 +224,32 @@ def test_empty_partitions_and_tiny_frames(people: pd.DataFrame) -> None:
         same(tiny_ddf.lsh.dedupe(COLUMNS).compute(), tiny.lsh.dedupe(COLUMNS))
 
 
+@pytest.mark.usefixtures("sync")
+def test_large_star_small_star_gives_the_union_find_ids(
+    people: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lsh_frame.dask import _components
+
+    monkeypatch.setattr(_components, "COLLECT_EDGES", 0)  # never gather the pairs
+    # A long chain (many rounds), a star, and random links, on shuffled labels.
+    rng = np.random.default_rng(5)
+    labels = rng.permutation(2_000)
+    frame = pd.DataFrame({"name": ["x"] * labels.size}, index=labels)
+    chain = [(labels[i], labels[i + 1]) for i in range(600)]
+    star = [(labels[700], labels[i]) for i in range(701, 800)]
+    random_links = [
+        tuple(rng.choice(labels[900:], 2, replace=False)) for _ in range(400)
+    ]
+    links = pd.DataFrame(chain + star + random_links, columns=["left", "right"])
+    ddf, df = as_dask(frame, 5)
+    same(
+        ddf.lsh.cluster(dd.from_pandas(links, npartitions=3)).compute(),
+        df.lsh.cluster(links),
+    )
+    ddf, df = as_dask(people.iloc[:600], 3)
+    same(ddf.lsh.dedupe(COLUMNS).compute(), df.lsh.dedupe(COLUMNS))
+
+
 # ----------------------------------------------------------------------------
 # Bad input and safety checks
 
@@ -308,7 +334,7 @@ def on_cluster(local_cluster: Any) -> Iterator[Any]:
 @pytest.mark.usefixtures("on_cluster")
 @pytest.mark.parametrize(("partitions", "method"), [(2, "tasks"), (5, "p2p")])
 def test_jobs_on_a_local_cluster_equal_pandas(
-    people: pd.DataFrame, partitions: int, method: str
+    people: pd.DataFrame, partitions: int, method: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ddf, df = as_dask(people.iloc[:800], partitions)
     options = {"shuffle_method": method}
@@ -319,7 +345,10 @@ def test_jobs_on_a_local_cluster_equal_pandas(
         ddf.lsh.merge(dright, COLUMNS, how="left", **options).compute(),
         df.lsh.merge(right, COLUMNS, how="left"),
     )
-    assert np.array_equal(
-        ddf.lsh.cluster(df.lsh.pairs(COLUMNS)).compute().to_numpy(),
-        df.lsh.cluster(df.lsh.pairs(COLUMNS)).to_numpy(),
+    from lsh_frame.dask import _components
+
+    monkeypatch.setattr(_components, "COLLECT_EDGES", 0)  # large/small-star
+    scored = df.lsh.pairs(COLUMNS)
+    same(
+        ddf.lsh.cluster(scored, shuffle_method=method).compute(), df.lsh.cluster(scored)
     )

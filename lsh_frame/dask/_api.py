@@ -25,9 +25,10 @@ from lsh_frame import _progress
 from lsh_frame._validation import check_bool, check_choice
 from lsh_frame.blocking import BlockingReport, _as_fields
 from lsh_frame.cluster import _check_min_score as _check_cut
-from lsh_frame.cluster import _links, _warn_large, component_ids
+from lsh_frame.cluster import _label_rank, _links, _warn_large, component_ids
 from lsh_frame.compare import _positions
 from lsh_frame.config import MinHashConfig
+from lsh_frame.dask import _components
 from lsh_frame.dask._blocking import (
     RIGHT_POSITION,
     Candidates,
@@ -316,17 +317,32 @@ def _edges(
     )
 
 
+def _edge_count(edges: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]) -> int:
+    return int(edges[0].size)
+
+
+def _ranked_edges(
+    edges: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
+    ranks: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
+) -> pd.DataFrame:
+    """Linked records numbered by label rank (the right table after the left)."""
+    return pd.DataFrame({"u": ranks[0][edges[0]], "v": ranks[1][edges[1]]})
+
+
 def _entity_ids(
     tables: list[Table],
     scored: dd.DataFrame,
     min_score: Any,
     warn_size: int,
     owner: str,
+    method: str = "tasks",
 ) -> npt.NDArray[np.int64]:
     """Entity id of every row (left table, then right), on the client.
 
-    Only the matched pairs' positions travel (two integers per match); the
-    components are found with the pandas path's union-find, so ids are equal.
+    Up to ``_components.COLLECT_EDGES`` matched pairs, their positions are
+    gathered and the pandas union-find numbers the components; above it,
+    large-star/small-star finds them on the cluster. Either way the ids equal
+    the pandas path's.
     """
     from lsh_frame._validation import check_int
 
@@ -343,20 +359,29 @@ def _entity_ids(
         scored = dd.from_pandas(scored, npartitions=1)
     left_index, right_index = _shared_indexes(tables)
     _progress.step("clustering")
-    edges = compute(
-        *[
+    edges = persist(
+        [
             delayed(_edges)(part, min_score, left_index, right_index, owner)
             for part in scored.to_delayed()
         ]
     )
-    first = np.concatenate([np.empty(0, np.int64), *[edge[0] for edge in edges]])
-    second = np.concatenate([np.empty(0, np.int64), *[edge[1] for edge in edges]])
-    ids = component_ids(
-        tables[0].index,
-        tables[1].index if len(tables) > 1 else None,
-        first,
-        second,
-    )
+    total = int(sum(compute(*[delayed(_edge_count)(edge) for edge in edges])))
+    right = tables[1].index if len(tables) > 1 else None
+    if total <= _components.COLLECT_EDGES:
+        gathered = compute(*edges)
+        first = np.concatenate([np.empty(0, np.int64), *[e[0] for e in gathered]])
+        second = np.concatenate([np.empty(0, np.int64), *[e[1] for e in gathered]])
+        ids = component_ids(tables[0].index, right, first, second)
+    else:
+        left_rank = _label_rank(tables[0].index)
+        right_rank = left_rank if right is None else _label_rank(right) + len(left_rank)
+        ranks = shared((left_rank, right_rank))
+        ranked = [delayed(_ranked_edges)(edge, ranks) for edge in edges]
+        links = _components.stars(ranked, method)
+        nodes = tables[0].rows + (tables[1].rows if len(tables) > 1 else 0)
+        in_rank_order = _components.head_ids(nodes, None, None, links)
+        rank = left_rank if right is None else np.concatenate([left_rank, right_rank])
+        ids = in_rank_order[rank]
     _warn_large(ids, warn_size)
     return ids
 
@@ -384,11 +409,13 @@ def cluster(
     other: dd.DataFrame | None = None,
     min_score: float | None = None,
     warn_size: int = 1_000,
+    shuffle_method: str = "tasks",
 ) -> Any:
     """Entity id per row, as :func:`lsh_frame.cluster` (same ids)."""
     owner = "cluster"
+    method = check_shuffle(shuffle_method, owner)
     tables = _tables(frame, other, owner)
-    ids = _entity_ids(tables, scored, min_score, warn_size, owner)
+    ids = _entity_ids(tables, scored, min_score, warn_size, owner, method)
     left_ids = _ids_on(tables[0], ids[: tables[0].rows])
     if other is None:
         return left_ids
@@ -433,7 +460,7 @@ def _entities(
     }
     with _progress.reporting(progress, owner):
         scored, attrs = _pairs(tables, fields, options, method, npartitions, owner)
-        ids = _entity_ids(tables, scored, None, 1_000, owner)
+        ids = _entity_ids(tables, scored, None, 1_000, owner, method)
         matches = compute(
             *[delayed(_match_count)(part) for part in scored.to_delayed()]
         )
