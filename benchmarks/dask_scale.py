@@ -85,13 +85,18 @@ def _stages(
 
 
 def _quality(written: Path) -> dict[str, Any]:
+    import numpy as np
     import pandas as pd
 
     import lsh_frame as lf
 
     result = pd.read_parquet(written, columns=["entity_id", "cluster_id"])
     quality = lf.evaluate(result["cluster_id"], result["entity_id"])
+    # Every row's entity id, in label order: equal digests mean equal results.
+    ordered = result["cluster_id"].sort_index()
+    digest = pd.util.hash_pandas_object(ordered.reset_index(), index=False)
     return {
+        "digest": int(digest.to_numpy().sum(dtype=np.uint64)),
         "precision": quality.precision,
         "recall": quality.recall,
         "f1": quality.f1,
@@ -285,11 +290,13 @@ def main() -> int:
         pandas = runs.get(("pandas", rows))
         if pandas is not None:
             same = (
-                pandas["quality"] == run["quality"] and pandas["pairs"] == run["pairs"]
+                pandas["quality"] == run["quality"]  # includes the ids' digest
+                and pandas["pairs"] == run["pairs"]
+                and pandas["matches"] == run["matches"]
             )
             print(
-                f"- {rows:,}: same pairs and clusters as pandas: "
-                f"{common.pass_miss(same)}"
+                f"- {rows:,}: same candidate pairs, matches and entity id of every "
+                f"row as pandas (digest of all ids): {common.pass_miss(same)}"
             )
             ratio = run["total"] / pandas["total"]
             print(

@@ -54,10 +54,11 @@ def as_dask(frame: pd.DataFrame, partitions: int) -> tuple[dd.DataFrame, pd.Data
 
 
 def same(got: Any, want: Any) -> None:
+    """Equal to the last bit: scores are computed pair by pair, as in pandas."""
     if isinstance(want, pd.Series):
-        pd.testing.assert_series_equal(got, want)
+        pd.testing.assert_series_equal(got, want, check_exact=True)
     else:
-        pd.testing.assert_frame_equal(got, want)
+        pd.testing.assert_frame_equal(got, want, check_exact=True)
         assert got.attrs == want.attrs
 
 

@@ -242,7 +242,7 @@ def score(
     tables = _tables(frame, other, owner)
     if not isinstance(pairs, dd.DataFrame):
         pairs = (
-            dd.from_pandas(pairs, npartitions=1)
+            dd.from_pandas(pairs, npartitions=1, sort=False)
             if isinstance(pairs, pd.DataFrame)
             else pairs
         )
@@ -356,7 +356,7 @@ def _entity_ids(
         min_score = checked
     warn_size = check_int(warn_size, "warn_size", owner, minimum=1)
     if isinstance(scored, pd.DataFrame):
-        scored = dd.from_pandas(scored, npartitions=1)
+        scored = dd.from_pandas(scored, npartitions=1, sort=False)
     left_index, right_index = _shared_indexes(tables)
     _progress.step("clustering")
     edges = persist(

@@ -460,7 +460,13 @@ def _unite(part: pd.DataFrame, n_right: int) -> pd.DataFrame:
     starts = np.flatnonzero(first)
     masks = np.bitwise_or.reduceat(bits, starts) if starts.size else bits[:0]
     left, right = np.divmod(codes[starts], np.int64(n_right))
-    return pd.DataFrame({"lp": left, "rp": right, "mask": masks})
+    united = pd.DataFrame({"lp": left, "rp": right, "mask": masks})
+    united.attrs["received"] = coded.size  # to check the shuffle's count
+    return united
+
+
+def _united_counts(part: pd.DataFrame) -> tuple[int, int]:
+    return len(part), int(part.attrs["received"])
 
 
 def _masks_present(part: pd.DataFrame) -> npt.NDArray[np.uint64]:
@@ -605,12 +611,16 @@ def build_candidates(
     _progress.step(f"building {total:,} pairs")
     left = tables[0]
     n_right = tables[-1].rows
-    emitted = [delayed(_emit)(part, n_right, left.offsets) for part in grouped]
+    emitted = persist([delayed(_emit)(part, n_right, left.offsets) for part in grouped])
+    del grouped
+    sent = int(sum(compute(*[delayed(len)(part) for part in emitted])))
     meta = pd.DataFrame({"coded": np.empty(0, np.int64), TARGET: np.empty(0, np.int64)})
     routed = route(emitted, meta, left.npartitions, method)
     united = persist([delayed(_unite)(part, n_right) for part in routed])
-    del grouped
-    lengths = np.array(compute(*[delayed(len)(part) for part in united]), np.int64)
+    del emitted
+    arrived = compute(*[delayed(_united_counts)(part) for part in united])
+    check_moved(sent, sum(count[1] for count in arrived), "candidate pairs", method)
+    lengths = np.array([count[0] for count in arrived], np.int64)
     present_parts = compute(*[delayed(_masks_present)(part) for part in united])
     present = pair_kernels.sorted_unique(
         np.concatenate([np.empty(0, np.uint64), *present_parts])
