@@ -1235,6 +1235,45 @@ def _largest_samples(
     return samples
 
 
+def report_row(
+    key: BlockingKey,
+    keyed: int,
+    total: int,
+    sizes: npt.NDArray[np.int64],
+    lefts: npt.NDArray[np.int64] | None,
+    max_bucket: int,
+    cumulative: int,
+) -> tuple[dict[str, Any], npt.NDArray[np.bool_]]:
+    """One key's row of the report from its bucket sizes; and which are kept."""
+    counts = sizes * (sizes - 1) // 2 if lefts is None else lefts * (sizes - lefts)
+    kept = sizes <= max_bucket
+    pairs = int(counts[kept].sum())
+    row = {
+        "key": key.label,
+        "how": key.describe(),
+        "records_keyed": keyed,
+        "records_without_key": total - keyed,
+        "buckets": int(kept.sum()),
+        "largest_bucket": int(sizes[kept].max()) if kept.any() else 0,
+        "dropped_buckets": int((~kept).sum()),
+        "pairs": pairs,
+        "cumulative_pairs": cumulative + pairs,
+    }
+    return row, kept
+
+
+def add_completeness(
+    row: dict[str, Any],
+    found: npt.NDArray[np.bool_],
+    found_so_far: npt.NDArray[np.bool_],
+) -> None:
+    """Add a key's share of the true pairs (alone and with the keys before)."""
+    row["pairs_completeness"] = float(found.mean()) if found.size else float("nan")
+    row["cumulative_completeness"] = (
+        float(found_so_far.mean()) if found.size else float("nan")
+    )
+
+
 def blocking_report(
     frame: pd.DataFrame,
     fields: Any,
@@ -1298,34 +1337,17 @@ def blocking_report(
     cumulative = 0
     for index, key in enumerate(context.keys):
         keys, sizes, lefts = _bucket_counts(context, index)
-        counts = sizes * (sizes - 1) // 2 if lefts is None else lefts * (sizes - lefts)
-        kept = sizes <= max_bucket
-        pairs = int(counts[kept].sum())
-        cumulative += pairs
         keyed = int(context.left[index].valid.sum())
         total = len(context.left_index)
         if context.right is not None:
             keyed += int(context.right[index].valid.sum())
             total += len(context.right[index].valid)
-        row = {
-            "key": key.label,
-            "how": key.describe(),
-            "records_keyed": keyed,
-            "records_without_key": total - keyed,
-            "buckets": int(kept.sum()),
-            "largest_bucket": int(sizes[kept].max()) if kept.any() else 0,
-            "dropped_buckets": int((~kept).sum()),
-            "pairs": pairs,
-            "cumulative_pairs": cumulative,
-        }
+        row, kept = report_row(key, keyed, total, sizes, lefts, max_bucket, cumulative)
+        cumulative = row["cumulative_pairs"]
         if truth is not None:
             found = _pairs_found(context, index, keys[~kept], *truth)
             found_so_far |= found
-            share = float(found.mean()) if found.size else float("nan")
-            row["pairs_completeness"] = share
-            row["cumulative_completeness"] = (
-                float(found_so_far.mean()) if found.size else float("nan")
-            )
+            add_completeness(row, found, found_so_far)
         rows.append(row)
         largest[key.label] = _largest_samples(context, index, keys, sizes)
     return BlockingReport(

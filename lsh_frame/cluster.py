@@ -91,15 +91,7 @@ def cluster(
     if other is not None:
         other = _check_frame(other, "other", owner)
     scored = _check_pairs(scored, owner)
-    if min_score is not None:
-        checked = _check_min_score(min_score, owner)
-        if not isinstance(checked, float):
-            raise ConfigError(
-                f"The 'min_score' parameter of {owner} must be a number in [0, 1] "
-                f"or None (use the pairs' 'match' column). Got {min_score!r} instead."
-            )
-        min_score = checked
-    warn_size = check_int(warn_size, "warn_size", owner, minimum=1)
+    min_score, warn_size = check_options(min_score, warn_size, owner)
     _progress.step("clustering")
     linked = scored[_links(scored, min_score, owner).to_numpy()]
     right_frame = frame if other is None else other
@@ -114,6 +106,21 @@ def cluster(
         return left_ids
     right_ids = pd.Series(ids[len(frame) :], index=other.index, name="entity_id")
     return left_ids, right_ids
+
+
+def check_options(
+    min_score: Any, warn_size: Any, owner: str
+) -> tuple[float | None, int]:
+    """Check ``min_score`` (a number or None) and ``warn_size`` of :func:`cluster`."""
+    if min_score is not None:
+        checked = _check_min_score(min_score, owner)
+        if not isinstance(checked, float):
+            raise ConfigError(
+                f"The 'min_score' parameter of {owner} must be a number in [0, 1] "
+                f"or None (use the pairs' 'match' column). Got {min_score!r} instead."
+            )
+        min_score = checked
+    return min_score, check_int(warn_size, "warn_size", owner, minimum=1)
 
 
 def component_ids(

@@ -224,6 +224,17 @@ def _completeness(frame: pd.DataFrame) -> npt.NDArray[np.int64]:
     return filled
 
 
+def check_keep(keep: Any, owner: str) -> None:
+    """Check the ``keep`` of :func:`drop_duplicates`."""
+    if not callable(keep) and not (
+        keep is False or (isinstance(keep, str) and keep in _KEEP_CHOICES)
+    ):
+        raise ConfigError(
+            f"The 'keep' parameter of {owner} must be 'first', 'last', "
+            f"'most_complete', False or a function. Got {keep!r} instead."
+        )
+
+
 def _first_per_entity(
     ids: npt.NDArray[np.int64], priority: npt.NDArray[np.int64]
 ) -> npt.NDArray[np.int64]:
@@ -323,13 +334,7 @@ def drop_duplicates(
     """
     owner = "drop_duplicates"
     frame = _check_frame(frame, "frame", owner)
-    if not callable(keep) and not (
-        keep is False or (isinstance(keep, str) and keep in _KEEP_CHOICES)
-    ):
-        raise ConfigError(
-            f"The 'keep' parameter of {owner} must be 'first', 'last', "
-            f"'most_complete', False or a function. Got {keep!r} instead."
-        )
+    check_keep(keep, owner)
     ignore_index = check_bool(ignore_index, "ignore_index", owner)
     ids, info = _entities(
         frame,
@@ -588,6 +593,25 @@ def _score_columns(scored: pd.DataFrame) -> list[str]:
     return fields + totals
 
 
+def check_merge_options(how: Any, one_to_one: Any, suffixes: Any, owner: str) -> bool:
+    """Check ``how``, ``suffixes`` and ``one_to_one`` of :func:`merge`."""
+    check_choice(how, "how", owner, ("inner", "left"))
+    if (
+        not isinstance(suffixes, (tuple, list))
+        or len(suffixes) != 2
+        or not all(isinstance(suffix, str) for suffix in suffixes)
+    ):
+        raise ConfigTypeError(
+            f"The 'suffixes' parameter of {owner} must be a pair of strings. "
+            f"Got {suffixes!r} instead."
+        )
+    if suffixes[0] == suffixes[1]:
+        raise ConfigError(
+            f"The 'suffixes' of {owner} must differ. Got {tuple(suffixes)!r}."
+        )
+    return check_bool(one_to_one, "one_to_one", owner)
+
+
 def merge(
     left: pd.DataFrame,
     right: pd.DataFrame,
@@ -665,21 +689,7 @@ def merge(
     owner = "merge"
     left = _check_frame(left, "left", owner)
     right = _check_frame(right, "right", owner)
-    check_choice(how, "how", owner, ("inner", "left"))
-    one_to_one_flag = check_bool(one_to_one, "one_to_one", owner)
-    if (
-        not isinstance(suffixes, (tuple, list))
-        or len(suffixes) != 2
-        or not all(isinstance(suffix, str) for suffix in suffixes)
-    ):
-        raise ConfigTypeError(
-            f"The 'suffixes' parameter of {owner} must be a pair of strings. "
-            f"Got {suffixes!r} instead."
-        )
-    if suffixes[0] == suffixes[1]:
-        raise ConfigError(
-            f"The 'suffixes' of {owner} must differ. Got {tuple(suffixes)!r}."
-        )
+    one_to_one_flag = check_merge_options(how, one_to_one, suffixes, owner)
     # Everything that can be checked before blocking is: names and decision.
     mapped_fields, _ = _link_tables(left, right, fields, left_on, right_on, owner)
     specs, _ = _as_fields(mapped_fields, owner)

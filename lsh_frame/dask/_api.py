@@ -22,10 +22,15 @@ import pandas as pd
 from dask import delayed
 
 from lsh_frame import _progress
-from lsh_frame._validation import check_bool, check_choice
+from lsh_frame._validation import check_bool
 from lsh_frame.blocking import BlockingReport, _as_fields
-from lsh_frame.cluster import _check_min_score as _check_cut
-from lsh_frame.cluster import _label_rank, _links, _warn_large, component_ids
+from lsh_frame.cluster import (
+    _label_rank,
+    _links,
+    _warn_large,
+    check_options,
+    component_ids,
+)
 from lsh_frame.compare import _positions
 from lsh_frame.config import MinHashConfig
 from lsh_frame.dask import _components
@@ -48,7 +53,6 @@ from lsh_frame.dask._tables import (
 )
 from lsh_frame.errors import ConfigError
 from lsh_frame.jobs import (
-    _KEEP_CHOICES,
     _check_new_column,
     _check_output_names,
     _checked_decision,
@@ -60,6 +64,8 @@ from lsh_frame.jobs import (
     _link_tables,
     _output_names,
     _score_columns,
+    check_keep,
+    check_merge_options,
     merge_layout,
 )
 from lsh_frame.minhash import minhash as _minhash
@@ -344,17 +350,7 @@ def _entity_ids(
     large-star/small-star finds them on the cluster. Either way the ids equal
     the pandas path's.
     """
-    from lsh_frame._validation import check_int
-
-    if min_score is not None:
-        checked = _check_cut(min_score, owner)
-        if not isinstance(checked, float):
-            raise ConfigError(
-                f"The 'min_score' parameter of {owner} must be a number in [0, 1] "
-                f"or None (use the pairs' 'match' column). Got {min_score!r} instead."
-            )
-        min_score = checked
-    warn_size = check_int(warn_size, "warn_size", owner, minimum=1)
+    min_score, warn_size = check_options(min_score, warn_size, owner)
     if isinstance(scored, pd.DataFrame):
         scored = dd.from_pandas(scored, npartitions=1, sort=False)
     left_index, right_index = _shared_indexes(tables)
@@ -581,13 +577,7 @@ def drop_duplicates(
     """
     owner = "drop_duplicates"
     method = check_shuffle(shuffle_method, owner)
-    if not callable(keep) and not (
-        keep is False or (isinstance(keep, str) and keep in _KEEP_CHOICES)
-    ):
-        raise ConfigError(
-            f"The 'keep' parameter of {owner} must be 'first', 'last', "
-            f"'most_complete', False or a function. Got {keep!r} instead."
-        )
+    check_keep(keep, owner)
     ignore_index = check_bool(ignore_index, "ignore_index", owner)
     tables = _tables(frame, None, owner)
     ids, info = _entities(tables, fields, locals(), method, npartitions, owner)
@@ -764,23 +754,7 @@ def merge(
     pandas does); the rows are joined per left partition.
     """
     owner = "merge"
-    check_choice(how, "how", owner, ("inner", "left"))
-    one_to_one_flag = check_bool(one_to_one, "one_to_one", owner)
-    if (
-        not isinstance(suffixes, (tuple, list))
-        or len(suffixes) != 2
-        or not all(isinstance(suffix, str) for suffix in suffixes)
-    ):
-        from lsh_frame.errors import ConfigTypeError
-
-        raise ConfigTypeError(
-            f"The 'suffixes' parameter of {owner} must be a pair of strings. "
-            f"Got {suffixes!r} instead."
-        )
-    if suffixes[0] == suffixes[1]:
-        raise ConfigError(
-            f"The 'suffixes' of {owner} must differ. Got {tuple(suffixes)!r}."
-        )
+    one_to_one_flag = check_merge_options(how, one_to_one, suffixes, owner)
     if isinstance(left, dd.DataFrame) and isinstance(right, dd.DataFrame):
         mapped, _ = _link_view(left, right, fields, left_on, right_on, owner)
         specs, _ = _as_fields(mapped, owner)

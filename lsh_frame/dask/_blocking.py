@@ -47,12 +47,14 @@ from lsh_frame.blocking import (
     _sample_text,
     _side_keys,
     _true_pair_positions,
+    add_completeness,
     decide_keys,
     exact_counts,
     exact_profile,
     field_signatures,
     label_hashes,
     merge_counts,
+    report_row,
     sample_rows,
     sample_similarity,
 )
@@ -875,22 +877,16 @@ def report(
                 mine["size"] - mine["right"],
             ]
         ).astype(np.int64)
-        counts = lefts * (sizes - lefts) if link else sizes * (sizes - 1) // 2
-        kept = sizes <= max_bucket
-        pairs = int(counts[kept].sum())
-        cumulative += pairs
-        records = int(keyed.get(kid, 0))
-        row: dict[str, Any] = {
-            "key": key.label,
-            "how": key.describe(),
-            "records_keyed": records,
-            "records_without_key": total - records,
-            "buckets": int(kept.sum()),
-            "largest_bucket": int(sizes[kept].max()) if kept.any() else 0,
-            "dropped_buckets": int((~kept).sum()),
-            "pairs": pairs,
-            "cumulative_pairs": cumulative,
-        }
+        row, _ = report_row(
+            key,
+            int(keyed.get(kid, 0)),
+            total,
+            sizes,
+            lefts if link else None,
+            max_bucket,
+            cumulative,
+        )
+        cumulative = row["cumulative_pairs"]
         tops = pd.concat(
             [
                 pd.DataFrame(columns=["size", "band", "key", "first"]),
@@ -910,11 +906,7 @@ def report(
             )
             found = _found(found_keys, kid, bands, *truth, dropped, link)
             found_so_far |= found
-            share = float(found.mean()) if found.size else float("nan")
-            row["pairs_completeness"] = share
-            row["cumulative_completeness"] = (
-                float(found_so_far.mean()) if found.size else float("nan")
-            )
+            add_completeness(row, found, found_so_far)
         rows.append(row)
         tops = tops.astype({"size": np.int64, "band": np.int64, "first": np.int64})
         tops = tops.assign(key=tops["key"].astype(np.uint64)).sort_values(
