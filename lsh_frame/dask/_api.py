@@ -770,7 +770,7 @@ def merge(
         compute(*[delayed(_matched)(part, keep) for part in scored.to_delayed()])
     )
     total = int(sum(compute(*[delayed(len)(part) for part in scored.to_delayed()])))
-    left_table = table(left, "left", owner)
+    left_table = tables[0]  # its labels are read already
     right_table = table(right, "right", owner)
     left_pos, right_pos, scores, matches = merge_layout(
         matched, left_table.index, right_table.index, how, one_to_one_flag, owner
