@@ -975,6 +975,24 @@ def candidates(
     return pairs_from_context(context, max_bucket=max_bucket, max_pairs=max_pairs)
 
 
+def check_pair_count(
+    keys: list[BlockingKey], counts: list[int], max_pairs: int
+) -> None:
+    """Raise :class:`TooManyPairsError` if the keys' pairs exceed ``max_pairs``."""
+    total = sum(counts)
+    if total > max_pairs:
+        detail = ", ".join(
+            f"'{key.label}' {count:,}" for key, count in zip(keys, counts, strict=True)
+        )
+        raise TooManyPairsError(
+            f"Blocking would build {total:,} candidate pairs (before removing pairs "
+            f"found by several keys), more than max_pairs={max_pairs:,}: {detail}. "
+            "Raise the threshold, block on more specific fields, lower max_bucket, "
+            "or raise max_pairs if the memory allows (building pairs peaks at about "
+            "150 bytes per pair)."
+        )
+
+
 def pairs_from_context(
     context: BlockingContext, *, max_bucket: int, max_pairs: int
 ) -> pd.DataFrame:
@@ -999,19 +1017,8 @@ def pairs_from_context(
             )
         kept.append(buckets)
         counts.append(int(buckets.pair_counts().sum()))
+    check_pair_count(context.keys, counts, max_pairs)
     total = sum(counts)
-    if total > max_pairs:
-        detail = ", ".join(
-            f"'{key.label}' {count:,}"
-            for key, count in zip(context.keys, counts, strict=True)
-        )
-        raise TooManyPairsError(
-            f"Blocking would build {total:,} candidate pairs (before removing pairs "
-            f"found by several keys), more than max_pairs={max_pairs:,}: {detail}. "
-            "Raise the threshold, block on more specific fields, lower max_bucket, "
-            "or raise max_pairs if the memory allows (building pairs peaks at about "
-            "150 bytes per pair)."
-        )
     n_right = len(
         context.right_index if context.right_index is not None else context.left_index
     )

@@ -774,7 +774,8 @@ def score_fields(
                 ("right", right_frame, right_positions),
             ):
                 if len(spec.columns) == 1:
-                    shown = table[spec.columns[0]].iloc[positions].to_numpy()
+                    # The column's own dtype (text, category, signatures).
+                    shown = table[spec.columns[0]].iloc[positions].array
                 else:
                     text = _field_text(table, spec, owner=owner)
                     shown = pd.arrays.ArrowExtensionArray(

@@ -251,6 +251,87 @@ def test_large_star_small_star_gives_the_union_find_ids(
     same(ddf.lsh.dedupe(COLUMNS).compute(), df.lsh.dedupe(COLUMNS))
 
 
+@pytest.mark.usefixtures("sync")
+def test_link_edge_cases_equal_pandas() -> None:
+    fields = [lf.Field("city", blocking="exact")]
+    # A bucket over the cap in one table only makes no pairs: not "dropped".
+    left = pd.DataFrame({"city": ["a", "b", "c"]}, index=[0, 1, 2])
+    right = pd.DataFrame({"city": ["a"] * 5 + ["zzz"] * 20}, index=range(100, 125))
+    dleft, left = as_dask(left, 1)
+    dright, right = as_dask(right, 2)
+    got, got_warnings = quietly(
+        dleft.lsh.candidates, fields, other=dright, max_bucket=6
+    )
+    want, want_warnings = quietly(
+        left.lsh.candidates, fields, other=right, max_bucket=6
+    )
+    same(got, want)
+    assert got_warnings == want_warnings == []
+    # Completeness does not count pairs whose only shared bucket was dropped.
+    left = pd.DataFrame({"city": ["a"] * 4 + ["b"]}, index=range(5))
+    right = pd.DataFrame({"city": ["a"] * 4 + ["b"]}, index=range(10, 15))
+    dleft, left = as_dask(left, 1)
+    dright, right = as_dask(right, 1)
+    truth = pd.DataFrame({"left": [0, 4], "right": [10, 14]})
+    got_report = dleft.lsh.blocking_report(
+        fields, other=dright, max_bucket=5, true_pairs=truth
+    )
+    want_report = left.lsh.blocking_report(
+        fields, other=right, max_bucket=5, true_pairs=truth
+    )
+    pd.testing.assert_frame_equal(got_report.table, want_report.table)
+    assert got_report.table["pairs_completeness"].iloc[0] == 0.5
+
+
+@pytest.mark.usefixtures("sync")
+def test_merge_from_parquet_with_categories_and_an_empty_side(
+    people: pd.DataFrame, tmp_path: Any
+) -> None:
+    records = people.iloc[:400].astype({"city": "category"})
+    records = records.rename_axis("record_id").reset_index()
+    for number, start in enumerate(range(0, 400, 100)):
+        records.iloc[start : start + 100].to_parquet(
+            tmp_path / f"part{number}.parquet", index=False
+        )
+    files = sorted(tmp_path.glob("*.parquet"))
+    dleft = dd.read_parquet(files[:3], index="record_id")  # categories unknown to Dask
+    dright = dd.read_parquet(files[3:], index="record_id")
+    left, right = dleft.compute(), dright.compute()
+    fields = [*COLUMNS, "city"]
+    same(
+        dleft.lsh.merge(dright, fields, how="left").compute(),
+        left.lsh.merge(right, fields, how="left"),
+    )
+    empty_dask, empty = as_dask(right.iloc[:0], 1)
+    same(
+        dleft.lsh.merge(empty_dask, fields, how="left").compute(),
+        left.lsh.merge(empty, fields, how="left"),
+    )
+
+
+@pytest.mark.usefixtures("sync")
+def test_values_of_signature_fields_and_given_pairs_keep_their_dtypes_and_attrs(
+    people: pd.DataFrame,
+) -> None:
+    frame = people.iloc[:500].copy()
+    frame["address_sig"] = frame.lsh.minhash("street_address", num_perm=32)
+    ddf, df = as_dask(frame, 3)
+    fields = [lf.Field("address_sig"), lf.Field("surname")]
+    got = ddf.lsh.pairs(fields, values=True, min_score=0.7).compute()
+    same(got, df.lsh.pairs(fields, values=True, min_score=0.7))
+    assert isinstance(got["address_sig_left"].dtype.pyarrow_dtype, lf.MinHashType)
+    given = df.lsh.candidates(fields)[["left", "right"]]
+    given.index = given.index * 10 + 5
+    given.attrs["note"] = "mine"
+    scored = ddf.lsh.score(dd.from_pandas(given, npartitions=2, sort=False), fields)
+    assert scored.compute().attrs["note"] == "mine"
+    assert len(scored.loc[given.index[-1]].compute()) == 1  # the index is the pairs'
+    same(
+        ddf.lsh.minhash("surname", k=2, num_perm=16).compute(),
+        df.lsh.minhash("surname", k=2, num_perm=16),
+    )
+
+
 # ----------------------------------------------------------------------------
 # Bad input and safety checks
 
@@ -265,6 +346,8 @@ def test_bad_input_is_refused_clearly(people: pd.DataFrame) -> None:
         repeated.lsh.candidates(COLUMNS)
     with pytest.raises(ConfigError, match="shuffle_method"):
         ddf.lsh.pairs(COLUMNS, shuffle_method="fast")
+    with pytest.raises(ConfigError, match="npartitions"):
+        ddf.lsh.candidates(COLUMNS, npartitions=0)
     with pytest.raises(ColumnError, match="nickname"):
         ddf.lsh.candidates(["surname", "nickname"])
     with pytest.raises(TooManyPairsError, match="max_pairs=0"):

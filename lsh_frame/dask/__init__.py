@@ -8,9 +8,10 @@ take ``shuffle_method`` (``"tasks"``, the default, ``"p2p"`` or ``"disk"``)
 and, for blocking, ``npartitions`` (partitions of the key shuffle).
 
 Index labels must be unique across partitions (read Parquet with
-``index="id"``). The index labels are collected once per call on the client,
-and so are the matched pairs' positions (to number the entities as pandas
-does): a few bytes per row.
+``index="id"``). The index labels are collected on the client once per call,
+and so are the matched pairs' positions up to 20 million matches (to number
+the entities as pandas does; above that, large-star/small-star runs on the
+cluster). See ``docs/scaling.md``.
 
 Examples
 --------

@@ -22,7 +22,7 @@ import pandas as pd
 from dask import delayed
 
 from lsh_frame import _progress
-from lsh_frame._validation import check_bool
+from lsh_frame._validation import check_bool, check_int
 from lsh_frame.blocking import BlockingReport, _as_fields
 from lsh_frame.cluster import (
     _label_rank,
@@ -32,7 +32,6 @@ from lsh_frame.cluster import (
     component_ids,
 )
 from lsh_frame.compare import _positions
-from lsh_frame.config import MinHashConfig
 from lsh_frame.dask import _components
 from lsh_frame.dask._blocking import (
     RIGHT_POSITION,
@@ -97,6 +96,20 @@ def _shared_indexes(tables: list[Table]) -> tuple[Any, Any]:
     return left, (left if len(tables) == 1 else shared(tables[1].index))
 
 
+def _persisted(frame: dd.DataFrame) -> dd.DataFrame:
+    """Return the same collection with its partitions computed and kept."""
+    parts = persist(list(frame.to_delayed()))
+    return dd.from_delayed(
+        parts, meta=frame._meta, divisions=frame.divisions, verify_meta=False
+    )
+
+
+def _npartitions(value: Any, owner: str) -> int | None:
+    if value is None:
+        return None
+    return check_int(value, "npartitions", owner, minimum=1)
+
+
 def _range_divisions(lengths: npt.NDArray[np.int64]) -> Any:
     """Divisions of parts numbered 0, 1, 2 ... in order (None with an empty part)."""
     if lengths.size == 0 or (lengths == 0).any():
@@ -122,7 +135,7 @@ def _candidates(
         tables,
         fields,
         **{name: options[name] for name in _BLOCKING},
-        npartitions=npartitions,
+        npartitions=_npartitions(npartitions, owner),
         method=method,
         owner=owner,
     )
@@ -197,7 +210,7 @@ def blocking_report(
         seed=seed,
         max_bucket=max_bucket,
         true_pairs=true_pairs,
-        npartitions=npartitions,
+        npartitions=_npartitions(npartitions, owner),
         method=method,
         owner=owner,
     )
@@ -225,7 +238,8 @@ def _scored(
         positions_known=internal,
         left_aligned=internal,
     )
-    return _frame(decided, _range_divisions(lengths)), attrs
+    # Candidates are numbered 0, 1, 2 ... in order; given pairs keep their index.
+    return _frame(decided, _range_divisions(lengths) if internal else None), attrs
 
 
 def score(
@@ -394,7 +408,9 @@ def _ids_on(table_: Table, ids: npt.NDArray[np.int64]) -> dd.Series:
         )
     ]
     meta = pd.Series(np.empty(0, np.int64), index=table_.meta.index, name="entity_id")
-    return dd.from_delayed(parts, meta=meta, divisions=table_.frame.divisions)
+    return dd.from_delayed(
+        parts, meta=meta, divisions=table_.frame.divisions, verify_meta=False
+    )
 
 
 def cluster(
@@ -426,7 +442,6 @@ def minhash(
 
     single = isinstance(columns, str) or not isinstance(columns, (list, tuple))
     labels = check_columns(frame._meta, columns, "minhash")
-    MinHashConfig(**{k: v for k, v in options.items() if k != "chunk_size"})
 
     def sign(part: pd.DataFrame) -> Any:
         signed = [_minhash(part[label], **options) for label in labels]
@@ -456,6 +471,7 @@ def _entities(
     }
     with _progress.reporting(progress, owner):
         scored, attrs = _pairs(tables, fields, options, method, npartitions, owner)
+        scored = _persisted(scored)  # decided once, read twice below
         ids = _entity_ids(tables, scored, None, 1_000, owner, method)
         matches = compute(
             *[delayed(_match_count)(part) for part in scored.to_delayed()]
@@ -534,7 +550,9 @@ def dedupe(
     ]
     empty = np.empty(0, np.int64)
     result_meta = _with_entities(left.meta, empty, empty, id_column, size_column, {})
-    return dd.from_delayed(parts, meta=result_meta, divisions=frame.divisions)
+    return dd.from_delayed(
+        parts, meta=result_meta, divisions=frame.divisions, verify_meta=False
+    )
 
 
 def _completeness_part(part: pd.DataFrame) -> npt.NDArray[np.int64]:
@@ -715,13 +733,14 @@ def _merged_part(
     has_right: npt.NDArray[np.bool_],
     scores: pd.DataFrame,
     suffixes: tuple[str, str],
-    right_dtypes: pd.Series | None,
+    right_dtypes: dict[Any, Any] | None,
     info: dict[str, Any],
 ) -> pd.DataFrame:
-    right_pos = np.where(has_right, np.arange(local_left.size), -1)
+    right_pos = np.full(local_left.size, -1, dtype=np.int64)
+    right_pos[has_right] = np.arange(int(has_right.sum()))
     result = _joined(left_part, right_rows, local_left, right_pos, scores, suffixes)
-    if right_dtypes is not None:
-        result = result.astype(right_dtypes.to_dict())
+    if right_dtypes:
+        result = result.astype(right_dtypes)
     result.attrs = {"lsh_frame": info}
     return result
 
@@ -764,6 +783,7 @@ def merge(
         _check_output_names(left_names + right_names, score_names, owner)
     options = {**locals(), "values": False, "estimate": False}
     tables, scored, attrs = _link_scored(left, right, fields, options, owner)
+    scored = _persisted(scored)  # decided once, read twice below
     score_names = _score_columns(scored._meta)
     keep = ["left", "right", "match", *score_names]
     matched = pd.concat(
@@ -784,8 +804,9 @@ def merge(
     }
     where = left_table.partition_of(left_pos)
     has_right = right_pos >= 0
+    # Only matched rows are asked for; unmatched left rows get missing values.
     requests = [
-        pd.DataFrame({RIGHT_POSITION: np.where(has_right, right_pos, 0)[where == part]})
+        pd.DataFrame({RIGHT_POSITION: right_pos[(where == part) & has_right]})
         for part in range(left_table.npartitions)
     ]
     lengths = np.array([len(request) for request in requests], np.int64)
@@ -802,9 +823,15 @@ def merge(
     if (~has_right).any():
         # As in pandas: missing right values change the right columns' dtypes
         # in every partition, not only in those that hold an unmatched row.
+        # (Categoricals stay categorical with missing values; their categories
+        # may be unknown to Dask, so they are not cast.)
         _, names = _output_names(left._meta, right._meta, suffixes)
         missing = right._meta.reset_index(drop=True).reindex([0]).dtypes
-        right_dtypes = pd.Series(missing.to_numpy(), index=names)
+        right_dtypes = {
+            name: dtype
+            for name, dtype in zip(names, missing, strict=True)
+            if not isinstance(dtype, pd.CategoricalDtype)
+        }
     parts = []
     for number, part in enumerate(left_table.parts):
         mine = where == number
@@ -815,9 +842,19 @@ def merge(
                 left_pos[mine] - left_table.offsets[number],
                 has_right[mine],
                 scores[mine].reset_index(drop=True),
-                tuple(suffixes),
+                (suffixes[0], suffixes[1]),
                 right_dtypes,
                 info,
             )
         )
-    return _frame(parts)
+    meta = _merged_part(
+        left_table.meta,
+        right._meta,
+        np.empty(0, np.int64),
+        np.empty(0, bool),
+        scores.iloc[:0],
+        (suffixes[0], suffixes[1]),
+        right_dtypes,
+        info,
+    )
+    return dd.from_delayed(parts, meta=meta, verify_meta=False)

@@ -48,6 +48,7 @@ from lsh_frame.blocking import (
     _side_keys,
     _true_pair_positions,
     add_completeness,
+    check_pair_count,
     decide_keys,
     exact_counts,
     exact_profile,
@@ -66,7 +67,6 @@ from lsh_frame.dask._tables import (
     persist,
     route,
 )
-from lsh_frame.errors import TooManyPairsError
 
 #: Hidden columns that carry pairs' row positions between internal stages.
 LEFT_POSITION, RIGHT_POSITION = "__lsh_left", "__lsh_right"
@@ -335,10 +335,12 @@ def _heavy_summary(part: pd.DataFrame, heavy: pd.DataFrame) -> pd.DataFrame:
     candidates = part[np.isin(part["key"].to_numpy(np.uint64), heavy["key"])]
     rows = _unpack(candidates)
     chosen = rows[_bucket_id(rows).isin(_bucket_id(heavy))]
-    return chosen.groupby(["kid", "band", "key"], sort=False).agg(
-        size=("row", "size"),
-        right=("side", "sum"),
-        first=("row", lambda rows: rows.min()),
+    # The example shown for a bucket is its first row of the left table.
+    left_row = np.where(chosen["side"], np.iinfo(np.int64).max, chosen["row"])
+    return (
+        chosen.assign(left_row=left_row)
+        .groupby(["kid", "band", "key"], sort=False)
+        .agg(size=("row", "size"), right=("side", "sum"), first=("left_row", "min"))
     )
 
 
@@ -532,6 +534,7 @@ def shuffled_keys(
         ignore_index=True,
     ).drop_duplicates(ignore_index=True)
     heavy_dropped = pd.DataFrame(columns=_DROPPED_COLUMNS)
+    removed = 0  # key rows kept out of the shuffle
     if len(heavy):
         summaries = compute(*[delayed(_heavy_summary)(part, heavy) for part in built])
         heavy_dropped = (
@@ -540,7 +543,15 @@ def shuffled_keys(
             .agg({"size": "sum", "right": "sum", "first": "min"})
             .reset_index()
         )
-    expected = sent_rows - int(heavy_dropped["size"].sum())
+        removed = int(heavy_dropped["size"].sum())
+        if len(tables) > 1:
+            # A bucket of one table only makes no pairs: pandas never counts it
+            # as dropped (it is gone before the cap), and neither do we.
+            both = (heavy_dropped["right"] > 0) & (
+                heavy_dropped["right"] < heavy_dropped["size"]
+            )
+            heavy_dropped = heavy_dropped[both].reset_index(drop=True)
+    expected = sent_rows - removed
     kept = [delayed(_drop_heavy)(part, heavy) for part in built]
     outputs = npartitions or max(table.npartitions for table in tables)
     _progress.step("shuffling keys")
@@ -599,17 +610,8 @@ def build_candidates(
     )
     counts = [sum(stat[1].get(kid, 0) for stat in stats) for kid in range(len(keys))]
     _warn_dropped(tables[0], keys, dropped, max_bucket, link)
+    check_pair_count(keys, counts, max_pairs)
     total = sum(counts)
-    if total > max_pairs:
-        detail = ", ".join(
-            f"'{key.label}' {count:,}" for key, count in zip(keys, counts, strict=True)
-        )
-        raise TooManyPairsError(
-            f"Blocking would build {total:,} candidate pairs (before removing pairs "
-            f"found by several keys), more than max_pairs={max_pairs:,}: {detail}. "
-            "Raise the threshold, block on more specific fields, lower max_bucket, "
-            "or raise max_pairs if the memory allows."
-        )
     _progress.step(f"building {total:,} pairs")
     left = tables[0]
     n_right = tables[-1].rows
@@ -792,7 +794,9 @@ def _found(
 
     left_keys, left_valid = matrix(left, False)
     right_keys, right_valid = matrix(right, True)
-    shared = (left_keys == right_keys) & ~np.isin(left_keys, dropped)
+    # Link buckets are named by the key without its lowest bit (the side's).
+    named = left_keys >> np.uint64(1) if link else left_keys
+    shared = (left_keys == right_keys) & ~np.isin(named, dropped)
     return shared.any(axis=1) & left_valid & right_valid
 
 
@@ -901,7 +905,9 @@ def report(
                 [
                     np.empty(0, np.uint64),
                     *[part[3] for part in parts],
-                    mine["key"].to_numpy(np.uint64),
+                    mine["key"].to_numpy(np.uint64) >> np.uint64(1)
+                    if link
+                    else mine["key"].to_numpy(np.uint64),
                 ]
             )
             found = _found(found_keys, kid, bands, *truth, dropped, link)

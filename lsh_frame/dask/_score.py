@@ -208,7 +208,7 @@ def _decided(
     added = pd.DataFrame(columns, index=pairs.index)
     kept = pairs.drop(columns=[name for name in added.columns if name in pairs])
     result = pd.concat([kept, added], axis=1)
-    result.attrs = {"lsh_frame": attrs}
+    result.attrs = {**pairs.attrs, "lsh_frame": attrs}
     return result
 
 
