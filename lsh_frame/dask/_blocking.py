@@ -484,7 +484,6 @@ class Candidates:
     parts: list[Any]  # DataFrames: lp, rp, mask (sorted by lp, rp)
     lengths: npt.NDArray[np.int64]
     keys: list[BlockingKey]
-    decisions: list[str]
     present: npt.NDArray[np.uint64]
 
     @property
@@ -578,7 +577,7 @@ def build_candidates(
     """Candidate pairs as positions (the pandas algorithm, partition by partition)."""
     max_bucket = check_int(max_bucket, "max_bucket", owner, minimum=2)
     max_pairs = check_int(max_pairs, "max_pairs", owner, minimum=0)
-    keys, decisions = resolve(
+    keys, _ = resolve(  # the decisions are the report's, not the pairs'
         tables,
         fields,
         threshold=threshold,
@@ -587,7 +586,6 @@ def build_candidates(
         seed=seed,
         owner=owner,
     )
-    num_perm = check_int(num_perm, "num_perm", owner, minimum=1, maximum=8192)
     shuffled = shuffled_keys(
         tables,
         keys,
@@ -629,7 +627,7 @@ def build_candidates(
     present = pair_kernels.sorted_unique(
         np.concatenate([np.empty(0, np.uint64), *present_parts])
     )
-    return Candidates(united, lengths, keys, decisions, present)
+    return Candidates(united, lengths, keys, present)
 
 
 def _warn_dropped(
@@ -825,7 +823,6 @@ def report(
         seed=seed,
         owner=owner,
     )
-    num_perm = check_int(num_perm, "num_perm", owner, minimum=1, maximum=8192)
     link = len(tables) > 1
     context = BlockingContext(
         keys=keys,
