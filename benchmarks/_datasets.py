@@ -1,0 +1,175 @@
+"""Loaders for the development data sets in ``../shared/data`` (with their truth).
+
+Each loader returns a :class:`Task`: the table(s) as a user would read them (the
+record id as the index, every value as read), the columns a user would pass
+by name, and the true pairs as a frame of ``left`` / ``right`` labels. Nothing
+here is seen by the library: the truth is only used to score what it did.
+
+Where the files come from is described in ``../shared/data/README.md``; the
+folder is found next to the repository or through ``$LSH_FRAME_DATA``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def data_root() -> Path:
+    """The folder holding the data sets (``$LSH_FRAME_DATA`` or ../shared/data)."""
+    configured = os.environ.get("LSH_FRAME_DATA")
+    return Path(configured) if configured else ROOT.parent / "shared" / "data"
+
+
+@dataclass
+class Task:
+    """One benchmark task: a dedupe (``right`` is None) or a link."""
+
+    name: str
+    left: pd.DataFrame
+    right: pd.DataFrame | None
+    columns: list[str]
+    truth: pd.DataFrame  # columns left, right (labels)
+
+    @property
+    def kind(self) -> str:
+        return "dedupe" if self.right is None else "link"
+
+    @property
+    def records(self) -> int:
+        return len(self.left) + (0 if self.right is None else len(self.right))
+
+
+def _pairs_within(groups: pd.Series) -> pd.DataFrame:
+    """Every unordered pair of labels that share a group (labels in index order)."""
+    position = pd.Series(range(len(groups)), index=groups.index)
+    rows = []
+    for _, members in groups.groupby(groups, sort=False):
+        labels = sorted(members.index, key=position.__getitem__)
+        rows.extend(itertools.combinations(labels, 2))
+    return pd.DataFrame(rows, columns=["left", "right"])
+
+
+def _read_febrl(name: str) -> pd.DataFrame:
+    return pd.read_csv(
+        data_root() / "febrl" / name,
+        skipinitialspace=True,
+        dtype=str,
+        index_col="rec_id",
+    )
+
+
+def _febrl_entity(frame: pd.DataFrame) -> pd.Series:
+    return pd.Series(
+        frame.index.str.extract(r"rec-(\d+)-", expand=False), index=frame.index
+    )
+
+
+def febrl3() -> Task:
+    frame = _read_febrl("dataset3.csv")
+    return Task(
+        "FEBRL3 dedupe", frame, None, list(frame.columns), _pairs_within(
+            _febrl_entity(frame)
+        )
+    )
+
+
+def febrl4() -> Task:
+    left, right = _read_febrl("dataset4a.csv"), _read_febrl("dataset4b.csv")
+    left_entity, right_entity = _febrl_entity(left), _febrl_entity(right)
+    truth = pd.merge(
+        left_entity.rename("entity").rename_axis("left").reset_index(),
+        right_entity.rename("entity").rename_axis("right").reset_index(),
+        on="entity",
+    )[["left", "right"]]
+    return Task("FEBRL4 link", left, right, list(left.columns), truth)
+
+
+def abt_buy() -> Task:
+    folder = data_root() / "abt_buy"
+    read = {"encoding": "latin-1", "index_col": "id"}
+    abt = pd.read_csv(folder / "abt.csv", **read)
+    buy = pd.read_csv(folder / "buy.csv", **read)
+    truth = pd.read_csv(folder / "abt_buy_perfect_mapping.csv")
+    truth.columns = ["left", "right"]
+    return Task("Abt-Buy link", abt, buy, ["name", "description", "price"], truth)
+
+
+def cora() -> Task:
+    folder = data_root() / "cora"
+    frame = pd.read_csv(
+        folder / "cora.csv", sep="|", dtype=str, na_filter=False, index_col="Entity Id"
+    )
+    frame = frame.loc[:, [c for c in frame.columns if not c.startswith("Unnamed")]]
+    truth = pd.read_csv(folder / "cora_gt.csv", sep="|", header=None)
+    truth.columns = ["left", "right"]
+    truth = truth.astype(frame.index.dtype)
+    # Order each pair as the frame's rows are ordered (the truth is symmetric).
+    position = pd.Series(range(len(frame)), index=frame.index)
+    swap = position[truth["left"]].to_numpy() > position[truth["right"]].to_numpy()
+    truth.loc[swap, ["left", "right"]] = truth.loc[swap, ["right", "left"]].to_numpy()
+    truth = truth.drop_duplicates().reset_index(drop=True)
+    columns = ["author", "title", "venue", "address", "publisher", "year", "pages"]
+    return Task("Cora dedupe", frame, None, columns, truth)
+
+
+def imdb_tmdb() -> Task:
+    folder = data_root() / "imdb_tmdb"
+
+    def read(name: str, year: str) -> pd.DataFrame:
+        frame = pd.read_csv(
+            folder / name, sep="|", dtype=str, na_filter=False, index_col="id"
+        )
+        frame.columns = [column.rsplit("/", 1)[-1] for column in frame.columns]
+        frame = frame.rename(columns={year: "year"})
+        return frame.loc[:, ["title", "name", "year", "genre_list"]]
+
+    imdb = read("imdb.csv", "startYear")
+    tmdb = read("tmdb.csv", "release_year")
+    truth = pd.read_csv(folder / "gt.csv", sep="|")
+    truth.columns = ["left", "right"]
+    truth = truth.astype({"left": imdb.index.dtype, "right": tmdb.index.dtype})
+    return Task(
+        "IMDb-TMDb link", imdb, tmdb, ["title", "name", "year", "genre_list"], truth
+    )
+
+
+def historical_50k() -> Task:
+    path = (
+        data_root()
+        / "splink_historical_50k"
+        / "historical_figures_with_errors_50k.parquet"
+    )
+    frame = pd.read_parquet(path).set_index("unique_id")
+    columns = [
+        "first_name", "surname", "dob", "birth_place", "postcode_fake", "occupation"
+    ]
+    return Task(
+        "historical_50k dedupe", frame, None, columns, _pairs_within(frame["cluster"])
+    )
+
+
+def fake_1000() -> Task:
+    path = data_root() / "splink_fake_1000" / "fake_1000.csv"
+    frame = pd.read_csv(path, dtype=str, index_col="unique_id")
+    truth = _pairs_within(frame["cluster"])
+    frame = frame.drop(columns="cluster")
+    return Task("fake_1000 dedupe", frame, None, list(frame.columns), truth)
+
+
+LOADERS: dict[str, Callable[[], Task]] = {
+    "febrl4": febrl4,
+    "febrl3": febrl3,
+    "abt_buy": abt_buy,
+    "cora": cora,
+    "imdb_tmdb": imdb_tmdb,
+    "historical_50k": historical_50k,
+    "fake_1000": fake_1000,
+}
