@@ -42,11 +42,12 @@ from lsh_frame.errors import (
 )
 from lsh_frame.lsh import LshPlan, plan, plan_for_budget
 from lsh_frame.minhash import sign_array
+from lsh_frame.neighbours import NeighbourPairs, neighbour_pairs
 from lsh_frame.shingle import normalize, normalized_codepoints, text_array
 
 __all__ = ["BlockingReport", "Field", "blocking_report", "candidates"]
 
-BlockingKind = Literal["lsh", "exact"]
+BlockingKind = Literal["lsh", "exact", "neighbours"]
 
 #: Pairs emitted at a time: bounds the temporary arrays of pair generation.
 _EMIT_PAIRS = 4_000_000
@@ -60,7 +61,7 @@ _SAMPLE_RECORDS = 2 * _SIMILARITY_SAMPLE
 #: many records of a table: a value shared by more does not single out an entity.
 IDENTIFIER_BUCKET = 10
 #: ... and when an exact key on it yields at most this many pairs per record.
-IDENTIFIER_PAIRS_PER_RECORD = 2
+IDENTIFIER_PAIRS_PER_RECORD = 1
 
 
 @dataclass(frozen=True)
@@ -80,9 +81,11 @@ class Field:
         Kind of shingle for LSH blocking and Jaccard scores.
     k : int, optional
         Shingle length; 3 characters or 1 word by default.
-    blocking : {"lsh", "exact"} or None
+    blocking : {"lsh", "exact", "neighbours"} or None
         ``"lsh"``: banded MinHash keys; ``"exact"``: one key per normalised
-        value; ``None``: compared but not blocked on.
+        value; ``"neighbours"``: each record's most similar records by
+        IDF-weighted token cosine over the field's columns (see
+        :mod:`lsh_frame.neighbours`); ``None``: compared but not blocked on.
     threshold : float, optional
         Jaccard similarity this field's LSH key is planned for; the call's
         ``threshold`` when omitted.
@@ -142,8 +145,8 @@ class Field:
         object.__setattr__(self, "columns", columns)
         if self.blocking is not None and self.blocking not in get_args(BlockingKind):
             raise ConfigError(
-                f"The 'blocking' parameter of {owner} must be one of 'lsh', 'exact' "
-                f"or None. Got {self.blocking!r} instead."
+                f"The 'blocking' parameter of {owner} must be one of 'lsh', 'exact', "
+                f"'neighbours' or None. Got {self.blocking!r} instead."
             )
         for name in ("threshold", "recall"):
             value = getattr(self, name)
@@ -210,6 +213,8 @@ class BlockingKey:
 
     def describe(self) -> str:
         """Short description of how the key is made."""
+        if self.kind == "neighbours":
+            return "most similar records (weighted tokens)"
         if self.plan is None:
             return "exact value"
         return (
@@ -244,6 +249,8 @@ class BlockingContext:
     left_index: pd.Index
     right_index: pd.Index | None
     decisions: list[str] = field(default_factory=list)
+    #: The pairs of each neighbours key, by the key's position in ``keys``.
+    neighbours: dict[int, NeighbourPairs] = field(default_factory=dict)
 
     @property
     def link(self) -> bool:
@@ -670,13 +677,16 @@ def decide_keys(
                     f"{column}: no key of its own ({facts}); part of the record key"
                 )
         record = Field(columns, tag_columns=True, name="record")
-        specs = [record]
+        specs = [Field(columns, blocking="neighbours", name="neighbours")]
     for spec in specs:
         if spec.blocking is None:
             decisions.append(f"{spec.label}: compared only, no blocking key")
             continue
         if spec.blocking == "exact":
             keys.append(BlockingKey(spec, "exact"))
+            continue
+        if spec.blocking == "neighbours":
+            keys.append(BlockingKey(spec, "neighbours"))
             continue
         field_threshold = spec.threshold if spec.threshold is not None else threshold
         field_recall = spec.recall if spec.recall is not None else recall
@@ -766,6 +776,7 @@ def resolve(
     num_perm: int = 128,
     seed: int = 1,
     owner: str = "candidates",
+    max_pairs: int | None = None,
 ) -> BlockingContext:
     """Resolve the caller's fields into keys and compute both sides' keys.
 
@@ -805,9 +816,30 @@ def resolve(
     exact_keys = source.exact
     signatures = source.signatures
 
+    found: dict[int, NeighbourPairs] = {}
+    tables = [frame] if other is None else [frame, other]
+    for index, key in enumerate(keys):
+        if key.kind == "neighbours":
+            _progress.step(f"finding neighbours ({key.label})")
+            found[index] = neighbour_pairs(
+                tables, key.field.columns, owner=owner, max_pairs=max_pairs
+            )
+            decisions.append(f"{key.label}: {found[index].describe()}")
+
     def side(table: pd.DataFrame, which: int) -> list[SideKeys]:
         result = []
-        for key in keys:
+        for index, key in enumerate(keys):
+            if key.kind == "neighbours":
+                keyed = found[index].keyed[which]
+                result.append(
+                    SideKeys(
+                        keys=np.empty((len(table), 0), dtype=np.uint64),
+                        valid=keyed,
+                        frame=table,
+                        field=key.field,
+                    )
+                )
+                continue
             if key.kind == "exact" and key.label in exact_keys:
                 result.append(exact_keys[key.label][which])
                 continue
@@ -831,6 +863,7 @@ def resolve(
         left_index=frame.index,
         right_index=other.index if other is not None else None,
         decisions=decisions,
+        neighbours=found,
     )
 
 
@@ -971,6 +1004,7 @@ def candidates(
         num_perm=num_perm,
         seed=seed,
         owner=owner,
+        max_pairs=max_pairs,
     )
     return pairs_from_context(context, max_bucket=max_bucket, max_pairs=max_pairs)
 
@@ -997,9 +1031,13 @@ def pairs_from_context(
     context: BlockingContext, *, max_bucket: int, max_pairs: int
 ) -> pd.DataFrame:
     """Build, unite and label the candidate pairs of resolved keys."""
-    kept: list[pair_kernels.Buckets] = []
+    kept: list[pair_kernels.Buckets | None] = []
     counts: list[int] = []
     for index, key in enumerate(context.keys):
+        if key.kind == "neighbours":
+            kept.append(None)
+            counts.append(int(context.neighbours[index].left.size))
+            continue
         _progress.step(f"grouping {key.label}")
         buckets, dropped = _cap(key_buckets(context, index), max_bucket)
         if dropped.sizes.size:
@@ -1028,6 +1066,12 @@ def pairs_from_context(
     _progress.step(f"building {total:,} pairs")
     coded_parts = []
     for index, buckets in enumerate(kept):
+        if buckets is None:
+            found = context.neighbours[index]
+            # Already distinct and sorted by this code.
+            code = found.left * np.int64(n_right) + found.right
+            coded_parts.append((code << np.int64(_KEY_BITS)) | np.int64(index))
+            continue
         # Emit in slices so the temporaries stay small; only the 8-byte codes of
         # the pairs accumulate.
         slices = []
@@ -1269,6 +1313,45 @@ def report_row(
     return row, kept
 
 
+def neighbours_row(
+    key: BlockingKey, found: NeighbourPairs, keyed: int, total: int, cumulative: int
+) -> dict[str, Any]:
+    """A neighbours key's row of the report: its distinct pairs, no buckets.
+
+    Its pairs are known exactly (they are bounded by the records' budgets), so
+    they are not an upper bound like the bucket keys' counts.
+    """
+    pairs = int(found.left.size)
+    return {
+        "key": key.label,
+        "how": key.describe(),
+        "records_keyed": keyed,
+        "records_without_key": total - keyed,
+        "buckets": 0,
+        "largest_bucket": int(found.kept_per_record.max(initial=0)),
+        "dropped_buckets": 0,
+        "pairs": pairs,
+        "cumulative_pairs": cumulative + pairs,
+    }
+
+
+def _neighbours_found(
+    context: BlockingContext,
+    index: int,
+    left: npt.NDArray[np.int64],
+    right: npt.NDArray[np.int64],
+) -> npt.NDArray[np.bool_]:
+    """Which of the given record pairs a neighbours key found."""
+    found = context.neighbours[index]
+    n_right = len(
+        context.right_index if context.right_index is not None else context.left_index
+    )
+    if not context.link:
+        left, right = np.minimum(left, right), np.maximum(left, right)
+    codes = found.left * np.int64(n_right) + found.right
+    return np.isin(left * np.int64(n_right) + right, codes)
+
+
 def add_completeness(
     row: dict[str, Any],
     found: npt.NDArray[np.bool_],
@@ -1343,12 +1426,24 @@ def blocking_report(
     rows, largest = [], {}
     cumulative = 0
     for index, key in enumerate(context.keys):
-        keys, sizes, lefts = _bucket_counts(context, index)
         keyed = int(context.left[index].valid.sum())
         total = len(context.left_index)
         if context.right is not None:
             keyed += int(context.right[index].valid.sum())
             total += len(context.right[index].valid)
+        if key.kind == "neighbours":
+            row = neighbours_row(
+                key, context.neighbours[index], keyed, total, cumulative
+            )
+            cumulative = row["cumulative_pairs"]
+            if truth is not None:
+                found = _neighbours_found(context, index, *truth)
+                found_so_far |= found
+                add_completeness(row, found, found_so_far)
+            rows.append(row)
+            largest[key.label] = []
+            continue
+        keys, sizes, lefts = _bucket_counts(context, index)
         row, kept = report_row(key, keyed, total, sizes, lefts, max_bucket, cumulative)
         cumulative = row["cumulative_pairs"]
         if truth is not None:

@@ -1,0 +1,245 @@
+"""Each record's most similar records under IDF-weighted token cosine (numpy only).
+
+Records are sets of token ids. A token held by ``df`` records weighs
+``log(N / df)``: agreeing on a rare token (a model number, a surname held by
+three people) says more than agreeing on a common one. The similarity of two
+records is the cosine of their weight vectors,
+
+    sim(a, b) = sum(w_t^2 for t in a & b) / (|a| * |b|),  |a| = sqrt(sum w_t^2),
+
+found through an inverted index: every record looks up the posting lists of
+its tokens and adds ``w_t^2`` to each record it meets there. Tokens held by
+more than ``cap`` records are skipped in the look-up (they still count in the
+norms), which bounds the work by ``sum(df_t^2)`` over the kept tokens; the
+caller counts that work before any of it is done.
+
+Squared weights are quantised to integers (``WEIGHT_BITS`` bits), so the sums
+are exact and do not depend on the order of additions: the same input gives the
+same neighbours on any machine. A pair code and its weight share one ``uint64``
+so that one value sort (much faster than an argsort) groups a pair's weights.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "Postings",
+    "Vocabulary",
+    "expansion_sizes",
+    "neighbour_lists",
+    "quantised_weights",
+    "select",
+    "vocabulary",
+]
+
+#: Bits of the quantised squared weight in a packed (pair, weight) value.
+WEIGHT_BITS = 22
+_WEIGHT_MASK = np.uint64((1 << WEIGHT_BITS) - 1)
+#: Bits left for the pair code.
+CODE_BITS = 64 - WEIGHT_BITS
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """Token ids of each side and each token's document frequency.
+
+    ``records[i]`` and ``tokens[i]`` hold one distinct (record, token id) pair
+    per side, sorted by record; ``frequency[t]`` counts the records of both
+    sides that hold token ``t``.
+    """
+
+    records: list[npt.NDArray[np.int64]]
+    tokens: list[npt.NDArray[np.int64]]
+    frequency: npt.NDArray[np.int64]
+
+
+def vocabulary(
+    sides: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]],
+) -> Vocabulary:
+    """Map each side's ``(records, token hashes)`` to dense token ids.
+
+    Repeated (record, token) pairs are kept once: a record either has a token
+    or not. Ids follow the sorted hash values, so they do not depend on row
+    order.
+    """
+    distinct_records, distinct_hashes = [], []
+    for records, hashes in sides:
+        order = np.lexsort((hashes, records))
+        records, hashes = records[order], hashes[order]
+        keep = np.ones(records.size, dtype=bool)
+        keep[1:] = (records[1:] != records[:-1]) | (hashes[1:] != hashes[:-1])
+        distinct_records.append(records[keep])
+        distinct_hashes.append(hashes[keep])
+    values, inverse, frequency = np.unique(
+        np.concatenate(distinct_hashes), return_inverse=True, return_counts=True
+    )
+    del values
+    inverse = inverse.astype(np.int64)
+    tokens, start = [], 0
+    for hashes in distinct_hashes:
+        tokens.append(inverse[start : start + hashes.size])
+        start += hashes.size
+    return Vocabulary(distinct_records, tokens, frequency.astype(np.int64))
+
+
+def quantised_weights(
+    frequency: npt.NDArray[np.int64], records: int
+) -> npt.NDArray[np.uint64]:
+    """Integer squared IDF weights, ``round(log(N / df)^2 * scale)``.
+
+    The scale puts the largest possible weight (a token held by one record)
+    at the top of ``WEIGHT_BITS`` bits; a token held by every record weighs 0.
+    """
+    idf = np.log(max(records, 1) / np.maximum(frequency, 1))
+    top = np.log(max(records, 2)) ** 2
+    scaled = np.rint(idf**2 / top * float(_WEIGHT_MASK))
+    return np.clip(scaled, 0, float(_WEIGHT_MASK)).astype(np.uint64)
+
+
+@dataclass(frozen=True)
+class Postings:
+    """An inverted index: the records holding each token, grouped by token."""
+
+    records: npt.NDArray[np.int64]
+    starts: npt.NDArray[np.int64]
+    counts: npt.NDArray[np.int64]
+
+    @classmethod
+    def build(
+        cls,
+        records: npt.NDArray[np.int64],
+        tokens: npt.NDArray[np.int64],
+        vocabulary_size: int,
+    ) -> Postings:
+        """Group ``(record, token)`` pairs by token (records ascending)."""
+        order = np.argsort(tokens, kind="stable")
+        counts = np.bincount(tokens, minlength=vocabulary_size).astype(np.int64)
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+        return cls(records[order], starts, counts)
+
+
+def expansion_sizes(
+    query_records: npt.NDArray[np.int64],
+    query_tokens: npt.NDArray[np.int64],
+    postings: Postings,
+    n_queries: int,
+) -> npt.NDArray[np.int64]:
+    """Postings each query record would visit (its look-up work)."""
+    return np.bincount(
+        query_records, weights=postings.counts[query_tokens], minlength=n_queries
+    ).astype(np.int64)
+
+
+def _expand(
+    starts: npt.NDArray[np.int64], counts: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """For ranges ``[start, start + count)``: each element's range and position."""
+    owner = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
+    offsets = np.cumsum(counts) - counts
+    within = np.arange(owner.size, dtype=np.int64) - offsets[owner]
+    return owner, starts[owner] + within
+
+
+def neighbour_lists(
+    query_records: npt.NDArray[np.int64],
+    query_tokens: npt.NDArray[np.int64],
+    postings: Postings,
+    weights: npt.NDArray[np.uint64],
+    query_norms: npt.NDArray[np.float64],
+    index_norms: npt.NDArray[np.float64],
+    *,
+    first: int,
+    stop: int,
+    n_index: int,
+    same_table: bool,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """Scored neighbours of the query records ``first <= q < stop``.
+
+    ``query_records``/``query_tokens`` hold only the look-up tokens (those
+    under the cap), sorted by record. Returns ``(query, neighbour, cosine)``
+    sorted by query, then cosine descending, then neighbour; the cosine is
+    rounded to at least 21 bits. With ``same_table`` a record is not its own
+    neighbour.
+    """
+    lo, hi = np.searchsorted(query_records, [first, stop])
+    records, tokens = query_records[lo:hi], query_tokens[lo:hi]
+    owner, position = _expand(postings.starts[tokens], postings.counts[tokens])
+    local = records[owner] - first
+    found = postings.records[position]
+    if same_table:
+        other = found != records[owner]
+        owner, local, found = owner[other], local[other], found[other]
+    if (stop - first) * n_index >= 1 << CODE_BITS:
+        raise ValueError("neighbour_lists: chunk too large for the pair code")
+    packed = (local * n_index + found).astype(np.uint64) << np.uint64(WEIGHT_BITS)
+    packed |= weights[tokens[owner]]
+    del owner, position, found, local
+    packed.sort()
+    codes = packed >> np.uint64(WEIGHT_BITS)
+    starts_mask = np.ones(codes.size, dtype=bool)
+    starts_mask[1:] = codes[1:] != codes[:-1]
+    starts = np.flatnonzero(starts_mask)
+    sums = (
+        np.add.reduceat(packed & _WEIGHT_MASK, starts)
+        if starts.size
+        else np.empty(0, np.uint64)
+    )
+    local_query, neighbour = np.divmod(
+        codes[starts].astype(np.int64), np.int64(n_index)
+    )
+    cosine = sums.astype(np.float64) / (
+        query_norms[local_query + first] * index_norms[neighbour]
+    )
+    # Rank by one value sort of (query, cosine descending, neighbour) packed in
+    # a uint64, the cosine quantised to the bits that are left (at least 21).
+    query_bits = max(int(stop - first - 1).bit_length(), 1)
+    index_bits = max(int(n_index - 1).bit_length(), 1)
+    cosine_bits = 64 - query_bits - index_bits
+    top = np.uint64((1 << cosine_bits) - 1)
+    quantised = np.rint(np.clip(cosine, 0.0, 1.0) * float(top)).astype(np.uint64)
+    ranked = local_query.astype(np.uint64) << np.uint64(cosine_bits + index_bits)
+    ranked |= (top - quantised) << np.uint64(index_bits)
+    ranked |= neighbour.astype(np.uint64)
+    ranked.sort()
+    neighbour = (ranked & np.uint64((1 << index_bits) - 1)).astype(np.int64)
+    quantised = top - ((ranked >> np.uint64(index_bits)) & top)
+    query = (ranked >> np.uint64(cosine_bits + index_bits)).astype(np.int64) + first
+    return query, neighbour, quantised.astype(np.float64) / float(top)
+
+
+def select(
+    query: npt.NDArray[np.int64],
+    cosine: npt.NDArray[np.float64],
+    *,
+    relative: float,
+    floor: float,
+    factor: int,
+    least: int,
+    most: int,
+) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.int64]]:
+    """Keep each record's top ``k`` neighbours, ``k`` read off its own scores.
+
+    Input as returned by :func:`neighbour_lists`. A record's *close*
+    neighbours are those within ``relative`` of its best cosine and at least
+    ``floor`` (a crowd of weak look-alikes is not a cluster); it keeps
+    ``k = min(most, factor * close + least)`` neighbours, so a record with many
+    look-alikes (a paper cited in twenty styles) keeps many, one with a single
+    clear match keeps few. Returns the kept mask and each kept row's rank.
+    """
+    if query.size == 0:
+        return np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64)
+    head = np.ones(query.size, dtype=bool)
+    head[1:] = query[1:] != query[:-1]
+    group = np.cumsum(head) - 1
+    head_positions = np.flatnonzero(head)
+    rank = np.arange(query.size, dtype=np.int64) - head_positions[group]
+    best = cosine[head_positions][group]
+    is_close = (cosine >= relative * best) & (cosine >= floor)
+    close = np.bincount(group, weights=is_close).astype(np.int64)
+    keep_count = np.minimum(factor * close + least, most)
+    kept = rank < keep_count[group]
+    return kept, rank[kept]

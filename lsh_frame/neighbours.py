@@ -1,0 +1,364 @@
+"""The neighbour key: each record's most similar records, a budget per record.
+
+A global similarity threshold cannot serve every table: product titles,
+citations written in different styles and people whose fields are spread over
+columns have true pairs at low shingle Jaccard, and a threshold low enough to
+find them floods the candidates. This key instead gives each record its own
+budget: its ``k`` most similar records under an IDF-weighted token cosine
+(rare tokens such as model numbers and uncommon surnames weigh most), with
+``k`` read off the record's own similarity profile.
+
+Tokens of a record, from every column of the field:
+
+- its words (text normalised, punctuation splitting words: ``"PSLX350H/"``
+  and ``"pslx350h"`` agree; a date ``1860-09-24`` gives its year, month and
+  day), in any column (a word that moved to another column still counts);
+- character 3-shingles of the normalised text, so a typo leaves most of a
+  word's evidence intact;
+- the whole value with punctuation and spaces removed, per column
+  (``310/246-1501`` and ``310-246-1501`` agree).
+
+Everything runs over whole columns in numpy and pyarrow; the look-up work is
+counted before it is done and processed in bounded chunks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+import pyarrow.compute as pc
+import xxhash
+
+from lsh_frame._kernels import hashing
+from lsh_frame._kernels import neighbours as kernel
+from lsh_frame._kernels import text as text_kernels
+from lsh_frame.config import ShingleConfig
+from lsh_frame.shingle import codepoints, normalize, text_array
+
+__all__ = ["DEDUPE", "LINK", "Budget", "NeighbourPairs", "neighbour_pairs", "record_tokens"]
+
+@dataclass(frozen=True)
+class Budget:
+    """How many neighbours a record keeps, read off its own scores.
+
+    Its *close* neighbours are those within ``relative`` of its best cosine
+    and at least ``floor``; it keeps ``factor * close + least`` neighbours, at
+    most ``most``.
+    """
+
+    relative: float
+    floor: float
+    factor: int
+    least: int
+    most: int
+
+    def __str__(self) -> str:
+        return (
+            f"its neighbours within {self.relative:g} of its best and at least "
+            f"{self.floor:g}, "
+            f"{self.factor} time{'s' if self.factor > 1 else ''} over, plus "
+            f"{self.least}; at most {self.most}"
+        )
+
+
+#: One table: a record may have many duplicates (a paper cited in twenty
+#: styles), which are close to it and to each other, so it keeps twice as many
+#: as look close: its duplicates that look less alike rank right behind. A
+#: crowd of weak look-alikes (people who share a first name and a town, below
+#: the floor) is not a cluster and earns nothing beyond the first two.
+DEDUPE = Budget(relative=0.5, floor=0.2, factor=2, least=2, most=100)
+#: Two tables: a record has few matches in the other table, and many records
+#: that look alike there (namesakes, product variants) are not duplicates of
+#: each other, so it keeps only those that look closest.
+LINK = Budget(relative=0.7, floor=0.0, factor=1, least=1, most=100)
+#: Look-up work (postings visited) allowed for any table ...
+WORK_FLOOR = 60_000_000
+#: ... and per record, for large tables.
+WORK_PER_RECORD = 200
+#: Postings visited per chunk: bounds the temporary arrays (~16 bytes each).
+CHUNK_WORK = 4_000_000
+
+_PUNCTUATION = r"[\p{P}\p{S}]+"
+_NORMAL = ShingleConfig(kind="word", k=1)
+_WORD_TAG = hashing.token_tag("word", 1, 0x6E65696768626F72)
+_CHAR_TAG = hashing.token_tag("char", 3, 0x6E65696768626F72)
+
+
+def _salt(column: Hashable) -> np.uint64:
+    return np.uint64(xxhash.xxh64_intdigest(b"value:" + repr(column).encode()))
+
+
+def _column_tokens(
+    values: pd.Series, column: Hashable, *, owner: str
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]:
+    """``(record, token hash)`` of one column's words, shingles and value."""
+    array = normalize(text_array(values, owner=owner), _NORMAL, whitespace=False)
+    array = pc.replace_substring_regex(array, _PUNCTUATION, " ")
+    points, offsets = codepoints(array)
+    points, offsets = text_kernels.collapse_whitespace(points, offsets)
+    n = offsets.size - 1
+    records, hashes = [], []
+
+    starts, ends, owners = hashing._word_spans(points, offsets)
+    words = hashing.word_hashes(points, starts, ends) ^ _WORD_TAG
+    records.append(owners)
+    hashes.append(hashing.splitmix64(words))
+
+    shingles, shingle_offsets = hashing.char_shingles(points, offsets, 3, _CHAR_TAG)
+    records.append(np.repeat(np.arange(n, dtype=np.int64), np.diff(shingle_offsets)))
+    hashes.append(shingles)
+
+    # The whole value without spaces: the words' hashes combined in order.
+    if words.size:
+        position = np.arange(words.size, dtype=np.uint64) - starts_of(owners)
+        mixed = hashing.splitmix64(words + position * np.uint64(0x9E3779B97F4A7C15))
+        value = np.zeros(n, dtype=np.uint64)
+        np.add.at(value, owners, mixed)
+        present = np.bincount(owners, minlength=n) > 0
+        records.append(np.flatnonzero(present).astype(np.int64))
+        hashes.append(hashing.splitmix64(value[present] ^ _salt(column)))
+    return (
+        np.concatenate(records).astype(np.int64),
+        np.concatenate(hashes).astype(np.uint64),
+    )
+
+
+def starts_of(owners: npt.NDArray[np.int64]) -> npt.NDArray[np.uint64]:
+    """Index of each element's first sibling (elements grouped by owner)."""
+    head = np.ones(owners.size, dtype=bool)
+    head[1:] = owners[1:] != owners[:-1]
+    positions = np.flatnonzero(head)
+    return positions[np.cumsum(head) - 1].astype(np.uint64)
+
+
+def record_tokens(
+    frame: pd.DataFrame, columns: Sequence[Hashable], *, owner: str
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]:
+    """``(record position, token hash)`` of every token of the given columns."""
+    parts = [_column_tokens(frame[column], column, owner=owner) for column in columns]
+    if not parts:
+        return np.empty(0, np.int64), np.empty(0, np.uint64)
+    return (
+        np.concatenate([part[0] for part in parts]),
+        np.concatenate([part[1] for part in parts]),
+    )
+
+
+@dataclass(frozen=True)
+class NeighbourPairs:
+    """The pairs of a neighbour key, and what finding them cost.
+
+    ``left`` and ``right`` are record positions (dedupe: ``left < right``),
+    distinct and sorted by ``left * n_right + right``; ``cosine`` is each
+    pair's weighted token cosine.
+    """
+
+    left: npt.NDArray[np.int64]
+    right: npt.NDArray[np.int64]
+    cosine: npt.NDArray[np.float64]
+    keyed: list[npt.NDArray[np.bool_]]
+    cap: int
+    work: int
+    kept_per_record: npt.NDArray[np.int64]
+    budget: Budget
+
+    def describe(self) -> str:
+        """One line on what was decided."""
+        counts = self.kept_per_record
+        shown = counts[counts > 0]
+        spread = (
+            f"k per record median {np.median(shown):g}, 95% at most "
+            f"{np.percentile(shown, 95, method='higher'):g}, largest {shown.max()}"
+            if shown.size
+            else "no record found a neighbour"
+        )
+        return (
+            "neighbours key: each record's most similar records by IDF-weighted "
+            "token cosine (words, character 3-shingles and whole values of all the "
+            f"columns); k read off each record's own scores ({self.budget}): "
+            f"{spread}; look-ups skip tokens held by more than "
+            f"{self.cap:,} records ({self.work:,} postings visited); "
+            f"{self.left.size:,} pairs"
+        )
+
+
+def _cap(
+    frequencies: list[npt.NDArray[np.int64]], link: bool, budget: int
+) -> int:
+    """Largest token frequency whose look-ups fit the work budget.
+
+    Work of a token: ``df^2`` in one table (each holder visits every holder),
+    ``2 * df_left * df_right`` between two.
+    """
+    total = frequencies[0] + (frequencies[1] if link else 0)
+    work = (
+        2 * frequencies[0] * frequencies[1] if link else frequencies[0] ** 2
+    ).astype(np.float64)
+    order = np.argsort(total, kind="stable")
+    sorted_total = total[order]
+    cumulative = np.cumsum(work[order])
+    # Only whole frequency levels can be cut: the last token of each level.
+    level_end = np.ones(sorted_total.size, dtype=bool)
+    level_end[:-1] = sorted_total[1:] != sorted_total[:-1]
+    fits = level_end & (cumulative <= budget)
+    if not fits.any():
+        return 1
+    return int(sorted_total[np.flatnonzero(fits)[-1]])
+
+
+def neighbour_pairs(
+    frames: list[pd.DataFrame],
+    columns: Sequence[Hashable],
+    *,
+    owner: str,
+    max_pairs: int | None = None,
+) -> NeighbourPairs:
+    """Find each record's neighbours in one table (dedupe) or the other (link).
+
+    Parameters
+    ----------
+    frames : list of one or two DataFrames
+        One table to deduplicate, or the left and right tables to link (each
+        record's neighbours are searched in the other table, both ways).
+    columns : sequence of labels
+        The columns whose tokens make a record.
+    owner : str
+        Name of the calling function, for error messages.
+    max_pairs : int, optional
+        Stop with ``TooManyPairsError`` when the neighbour lists would hold
+        more pairs (checked per chunk, before pairs are united).
+    """
+    link = len(frames) == 2
+    budget = LINK if link else DEDUPE
+    sizes = [len(frame) for frame in frames]
+    sides = [record_tokens(frame, columns, owner=owner) for frame in frames]
+    vocabulary = kernel.vocabulary(sides)
+    size = vocabulary.frequency.size
+    side_frequency = [
+        np.bincount(tokens, minlength=size).astype(np.int64)
+        for tokens in vocabulary.tokens
+    ]
+    n_records = sum(sizes)
+    weights = kernel.quantised_weights(vocabulary.frequency, n_records)
+    norms = [
+        np.sqrt(
+            np.bincount(
+                records, weights=weights[tokens].astype(np.float64), minlength=n
+            )
+        )
+        for records, tokens, n in zip(
+            vocabulary.records, vocabulary.tokens, sizes, strict=True
+        )
+    ]
+    cap = _cap(side_frequency, link, max(WORK_FLOOR, WORK_PER_RECORD * n_records))
+    usable = vocabulary.frequency <= cap
+    lookups = []
+    for records, tokens in zip(vocabulary.records, vocabulary.tokens, strict=True):
+        keep = usable[tokens]
+        lookups.append((records[keep], tokens[keep]))
+    keyed = [
+        np.bincount(records, minlength=n) > 0
+        for (records, _), n in zip(lookups, sizes, strict=True)
+    ]
+    postings = [
+        kernel.Postings.build(records, tokens, size) for records, tokens in lookups
+    ]
+    directions = [(0, 1), (1, 0)] if link else [(0, 0)]
+    found_left, found_right, found_cosine, kept_counts = [], [], [], []
+    work_done = 0
+    for query_side, index_side in directions:
+        query_records, query_tokens = lookups[query_side]
+        n_query, n_index = sizes[query_side], sizes[index_side]
+        work = kernel.expansion_sizes(
+            query_records, query_tokens, postings[index_side], n_query
+        )
+        work_done += int(work.sum())
+        kept_here = np.zeros(n_query, dtype=np.int64)
+        for first, stop in _chunks(work, n_index):
+            query, neighbour, cosine = kernel.neighbour_lists(
+                query_records,
+                query_tokens,
+                postings[index_side],
+                weights,
+                norms[query_side],
+                norms[index_side],
+                first=first,
+                stop=stop,
+                n_index=n_index,
+                same_table=not link,
+            )
+            kept, _ = kernel.select(
+                query,
+                cosine,
+                relative=budget.relative,
+                floor=budget.floor,
+                factor=budget.factor,
+                least=budget.least,
+                most=budget.most,
+            )
+            query, neighbour, cosine = query[kept], neighbour[kept], cosine[kept]
+            kept_here += np.bincount(query, minlength=n_query)
+            if query_side == 0:
+                left, right = query, neighbour
+            else:
+                left, right = neighbour, query
+            if not link:
+                left, right = np.minimum(left, right), np.maximum(left, right)
+            found_left.append(left)
+            found_right.append(right)
+            found_cosine.append(cosine)
+            if max_pairs is not None:
+                _check(sum(part.size for part in found_left), max_pairs)
+        kept_counts.append(kept_here)
+    n_right = sizes[1] if link else sizes[0]
+    left = np.concatenate(found_left) if found_left else np.empty(0, np.int64)
+    right = np.concatenate(found_right) if found_right else np.empty(0, np.int64)
+    cosine = np.concatenate(found_cosine) if found_cosine else np.empty(0)
+    codes = left * np.int64(n_right) + right
+    codes, first_seen = np.unique(codes, return_index=True)
+    left, right = np.divmod(codes, np.int64(n_right))
+    return NeighbourPairs(
+        left=left,
+        right=right,
+        cosine=cosine[first_seen],
+        keyed=keyed,
+        cap=cap,
+        work=work_done,
+        kept_per_record=np.concatenate(kept_counts),
+        budget=budget,
+    )
+
+
+def _chunks(work: npt.NDArray[np.int64], n_index: int) -> list[tuple[int, int]]:
+    """Ranges of query records whose look-ups stay within ``CHUNK_WORK``.
+
+    A chunk also stays small enough for its pair codes to fit the packed
+    value; one record whose own work exceeds the bound is a chunk of its own.
+    """
+    most_records = max(1, ((1 << kernel.CODE_BITS) - 1) // max(n_index, 1) - 1)
+    bounds = []
+    cumulative = np.cumsum(work)
+    first, n = 0, work.size
+    while first < n:
+        base = cumulative[first - 1] if first else 0
+        stop = int(np.searchsorted(cumulative, base + CHUNK_WORK, side="right"))
+        stop = min(max(stop, first + 1), first + most_records, n)
+        bounds.append((first, stop))
+        first = stop
+    return bounds
+
+
+def _check(count: int, max_pairs: int) -> None:
+    from lsh_frame.errors import TooManyPairsError
+
+    if count > max_pairs:
+        raise TooManyPairsError(
+            f"The neighbours key would build more than {count:,} candidate pairs, "
+            f"more than max_pairs={max_pairs:,}. Block on fewer or more specific "
+            "columns, or raise max_pairs if the memory allows."
+        )
+
