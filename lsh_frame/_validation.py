@@ -190,7 +190,7 @@ def right_columns(
 def present(
     right: pd.DataFrame, pairs: Sequence[tuple[Hashable, Hashable]]
 ) -> pd.DataFrame:
-    """The right table's columns under the left names (see :func:`right_columns`).
+    """Return the right table's columns under the left names (see right_columns).
 
     A new frame holding only those columns, on the right table's index; it
     shares their data (no copy) and leaves ``right`` untouched.

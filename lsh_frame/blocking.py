@@ -428,7 +428,7 @@ def _as_fields(fields: Any, owner: str) -> tuple[list[Field], bool]:
 
 
 def field_columns(fields: Any, owner: str) -> list[Hashable]:
-    """The columns the fields name, flattened over the fields, each once, in order."""
+    """Return the fields' columns, flattened over the fields, each once, in order."""
     specs, _ = _as_fields(fields, owner)
     columns: list[Hashable] = []
     for spec in specs:
