@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import difflib
 import numbers
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -74,11 +74,14 @@ def _describe_columns(columns: Sequence[Hashable], limit: int = 12) -> str:
     return shown
 
 
-def check_columns(frame: pd.DataFrame, columns: Any, owner: str) -> list[Hashable]:
+def check_columns(
+    frame: pd.DataFrame, columns: Any, owner: str, *, table: str = "frame"
+) -> list[Hashable]:
     """Return ``columns`` as a list of labels present in ``frame``.
 
     A single label is accepted as well as a list of labels. A missing label
-    raises :class:`~lsh_frame.errors.ColumnError` with a did-you-mean hint.
+    raises :class:`~lsh_frame.errors.ColumnError` with a did-you-mean hint;
+    ``table`` names the frame in the message (e.g. "right table ('other')").
     """
     if isinstance(columns, (str, bytes)) or not isinstance(columns, Iterable):
         columns = [columns]
@@ -95,7 +98,7 @@ def check_columns(frame: pd.DataFrame, columns: Any, owner: str) -> list[Hashabl
             close = difflib.get_close_matches(str(column), labels, n=1)
             hint = f" Did you mean '{close[0]}'?" if close else ""
             raise ColumnError(
-                f"Column {column!r} is not in the frame.{hint} "
+                f"Column {column!r} is not in the {table}.{hint} "
                 f"Columns: {_describe_columns(existing)}."
             )
     duplicated = [column for column in columns if columns.count(column) > 1]
@@ -108,7 +111,90 @@ def check_columns(frame: pd.DataFrame, columns: Any, owner: str) -> list[Hashabl
         for column in columns:
             if (frame.columns == column).sum() > 1:
                 raise ColumnError(
-                    f"Column {column!r} appears more than once in the frame, so it "
+                    f"Column {column!r} appears more than once in the {table}, so it "
                     "is ambiguous. Rename the duplicate columns first."
                 )
     return columns
+
+
+def _shown(labels: Sequence[Any]) -> str:
+    return ", ".join(repr(label) for label in labels)
+
+
+def right_columns(
+    right: pd.DataFrame | None,
+    left_columns: Sequence[Hashable],
+    right_on: Any,
+    *,
+    owner: str,
+    role: str,
+    left_source: str = "the fields",
+) -> list[tuple[Hashable, Hashable]] | None:
+    """Pair each left column with the right table's column that stands for it.
+
+    The one place where ``right_on`` is read and checked, for every two-table
+    call. ``right_on`` is None (the right table uses the left names), a list
+    naming one right column per entry of ``left_columns``, in that order, or a
+    mapping ``{left column: right column}`` (columns it leaves out keep their
+    name). ``right`` is the right table (or an empty frame of its columns) and
+    None when there is none; ``role`` is its argument's name, ``left_source``
+    what ``left_columns`` come from, both for messages.
+
+    Returns the ``(left name, right name)`` pairs, or None when every name is
+    the same, so the right table can be used as it is (see :func:`present`).
+    """
+    if right is None:
+        if right_on is not None:
+            raise ConfigError(
+                f"The 'right_on' parameter of {owner} names columns of a right "
+                f"table, but no right table was given. Got right_on={right_on!r} "
+                f"and {role}=None. Pass the right table as {role}=, or drop "
+                "right_on."
+            )
+        return None
+    table = f"right table ({role!r})"
+    left_columns = list(left_columns)
+    if right_on is None:
+        names = left_columns
+    elif isinstance(right_on, Mapping):
+        unknown = [key for key in right_on if key not in left_columns]
+        if unknown:
+            raise ConfigError(
+                f"The 'right_on' mapping of {owner} has keys that are not columns "
+                f"of {left_source}: {_shown(unknown)}. Its keys are left columns "
+                f"({_shown(left_columns)}), its values the right table's columns."
+            )
+        names = [right_on.get(column, column) for column in left_columns]
+    else:
+        names = (
+            [right_on]
+            if isinstance(right_on, (str, bytes)) or not isinstance(right_on, Sequence)
+            else list(right_on)
+        )
+        if len(names) != len(left_columns):
+            raise ConfigError(
+                f"The 'right_on' parameter of {owner} must name one column of the "
+                f"right table for each of the {len(left_columns)} columns of "
+                f"{left_source} ({_shown(left_columns)}), in that order; they pair "
+                f"up one to one. Got {len(names)} instead: {_shown(names)}."
+            )
+    # Checked one by one: two left columns may read the same right column.
+    for name in names:
+        check_columns(right, [name], owner, table=table)
+    pairs = list(zip(left_columns, names, strict=True))
+    if all(left is name or left == name for left, name in pairs):
+        return None
+    return pairs
+
+
+def present(
+    right: pd.DataFrame, pairs: Sequence[tuple[Hashable, Hashable]]
+) -> pd.DataFrame:
+    """Return the right table's columns under the left names (see right_columns).
+
+    A new frame holding only those columns, on the right table's index; it
+    shares their data (no copy) and leaves ``right`` untouched.
+    """
+    return pd.DataFrame(
+        {left: right[name] for left, name in pairs}, index=right.index, copy=False
+    )

@@ -68,7 +68,8 @@ class LshAccessor:
     def candidates(self, fields: Any, /, **options: Any) -> pd.DataFrame:
         """Candidate pairs: dedupe this frame, or link it with ``other=``.
 
-        See :func:`lsh_frame.candidates` for the options.
+        See :func:`lsh_frame.candidates` for the options (``right_on=`` when
+        ``other`` names the fields' columns differently).
 
         Examples
         --------
@@ -166,7 +167,8 @@ class LshAccessor:
     ) -> pd.DataFrame:
         """Scored pairs between this frame (left) and ``right``.
 
-        See :func:`lsh_frame.link`; ``left_on``/``right_on`` map column names.
+        See :func:`lsh_frame.link`; ``right_on`` (with ``fields`` naming this
+        frame's columns, or with ``left_on``) maps column names.
         """
         return _jobs.link(self._frame, right, fields, **options)
 

@@ -32,7 +32,13 @@ from lsh_frame._arrow import MinHashType, check_compatible, signature_matrix
 from lsh_frame._kernels import hashing
 from lsh_frame._kernels import keys as key_kernels
 from lsh_frame._kernels import pairs as pair_kernels
-from lsh_frame._validation import check_choice, check_columns, check_int
+from lsh_frame._validation import (
+    check_choice,
+    check_columns,
+    check_int,
+    present,
+    right_columns,
+)
 from lsh_frame.config import Comparison, MinHashConfig, ShingleConfig, ShingleKind
 from lsh_frame.errors import (
     ColumnError,
@@ -426,6 +432,55 @@ def _as_fields(fields: Any, owner: str) -> tuple[list[Field], bool]:
             f"{repeated[0]!r}. Give each field a distinct name=."
         )
     return resolved, plain
+
+
+def field_columns(fields: Any, owner: str) -> list[Hashable]:
+    """Return the fields' columns, flattened over the fields, each once, in order."""
+    specs, _ = _as_fields(fields, owner)
+    columns: list[Hashable] = []
+    for spec in specs:
+        columns += [column for column in spec.columns if column not in columns]
+    return columns
+
+
+def mapped_columns(
+    frame: pd.DataFrame,
+    fields: Any,
+    other: pd.DataFrame | None,
+    right_on: Any,
+    owner: str,
+    role: str = "other",
+) -> list[tuple[Hashable, Hashable]] | None:
+    """Check the fields' columns in both tables and pair them up by ``right_on``.
+
+    ``frame`` and ``other`` may be empty frames of the tables' columns (Dask's
+    meta). See :func:`~lsh_frame._validation.right_columns` for the result.
+    """
+    if other is None and right_on is None:
+        return None
+    columns = field_columns(fields, owner)
+    check_columns(frame, columns, owner)
+    return right_columns(other, columns, right_on, owner=owner, role=role)
+
+
+def other_table(
+    frame: pd.DataFrame,
+    fields: Any,
+    other: pd.DataFrame | None,
+    right_on: Any,
+    owner: str,
+) -> pd.DataFrame | None:
+    """``other`` seen under ``frame``'s column names (as ``right_on`` maps them).
+
+    Missing columns are reported naming the table they are missing from.
+    """
+    if other is None and right_on is None:
+        return None
+    frame = _check_frame(frame, "frame", owner)
+    if other is not None:
+        other = _check_frame(other, "other", owner)
+    pairs = mapped_columns(frame, fields, other, right_on, owner)
+    return other if pairs is None or other is None else present(other, pairs)
 
 
 @dataclass(frozen=True)
@@ -935,6 +990,7 @@ def candidates(
     /,
     *,
     other: pd.DataFrame | None = None,
+    right_on: Any = None,
     threshold: float | None = None,
     recall: float = 0.95,
     num_perm: int = 128,
@@ -953,6 +1009,14 @@ def candidates(
         :func:`resolve`); :class:`Field` objects say exactly what to do.
     other : DataFrame, optional
         A second table to link with; without it, ``frame`` is deduplicated.
+    right_on : list of column labels, or dict, optional
+        The names ``other`` gives the fields' columns, when they differ from
+        ``frame``'s (as ``right_on`` of :func:`pandas.merge`): a list with one
+        column of ``other`` for each column the fields name (flattened over the
+        fields, each column once, in order: a field over two columns takes
+        two), or a mapping ``{frame column: other column}`` (columns it leaves
+        out keep their name). ``fields`` name ``frame``'s columns. The result
+        equals renaming ``other``'s columns first; ``other`` is not modified.
     threshold : float, optional
         Jaccard similarity LSH keys are planned for. By default each LSH key's
         threshold is chosen from the data.
@@ -991,10 +1055,19 @@ def candidates(
     >>> pairs = candidates(df, fields)
     >>> pairs[["left", "right"]].values.tolist(), pairs["found_by"].tolist()
     ([[0, 1]], ['name|dob'])
+
+    Linking a table whose columns are named differently:
+
+    >>> web = pd.DataFrame({"full_name": ["john smyth"], "birth": ["1980-01-02"]},
+    ...                    index=["w1"])
+    >>> linked = candidates(df, fields, other=web, right_on=["full_name", "birth"])
+    >>> linked[["left", "right"]].values.tolist()
+    [[0, 'w1'], [1, 'w1']]
     """
     owner = "candidates"
     max_bucket = check_int(max_bucket, "max_bucket", owner, minimum=2)
     max_pairs = check_int(max_pairs, "max_pairs", owner, minimum=0)
+    other = other_table(frame, fields, other, right_on, owner)
     context = resolve(
         frame,
         fields,
@@ -1370,6 +1443,7 @@ def blocking_report(
     /,
     *,
     other: pd.DataFrame | None = None,
+    right_on: Any = None,
     threshold: float | None = None,
     recall: float = 0.95,
     num_perm: int = 128,
@@ -1385,6 +1459,9 @@ def blocking_report(
 
     Parameters
     ----------
+    other, right_on
+        The right table when linking, and its names of the fields' columns
+        when they differ (see :func:`candidates`).
     true_pairs : DataFrame or MultiIndex, optional
         Known matching pairs as labels (columns ``left`` and ``right``, e.g.
         from :func:`lsh_frame.datasets.true_pairs`). Adds each key's pairs
@@ -1407,6 +1484,7 @@ def blocking_report(
     """
     owner = "blocking_report"
     max_bucket = check_int(max_bucket, "max_bucket", owner, minimum=2)
+    other = other_table(frame, fields, other, right_on, owner)
     context = resolve(
         frame,
         fields,

@@ -325,18 +325,14 @@ def run_link(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
     right_on = _columns(arguments.right_on) if arguments.right_on else None
     left = _as_text(left, on)
     right = _as_text(right, right_on or on)
-    mapping: dict[str, Any] = (
-        {"left_on": on, "right_on": right_on} if right_on else {"fields": on}
-    )
     started = time.perf_counter()
     options = _job_options(arguments)
     if arguments.pairs:
         result = link(
             left,
             right,
-            mapping.get("fields"),
-            left_on=mapping.get("left_on"),
-            right_on=mapping.get("right_on"),
+            on,
+            right_on=right_on,
             progress=arguments.progress,
             values=True,
             **options,
@@ -355,9 +351,8 @@ def run_link(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
         result = merge(
             left,
             right,
-            mapping.get("fields"),
-            left_on=mapping.get("left_on"),
-            right_on=mapping.get("right_on"),
+            on,
+            right_on=right_on,
             how=arguments.how,
             one_to_one=arguments.one_to_one,
             progress=arguments.progress,

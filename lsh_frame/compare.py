@@ -51,6 +51,7 @@ from lsh_frame.blocking import (
     _field_text,
     _stored_config,
     candidates,
+    other_table,
 )
 from lsh_frame.config import Comparison, MinHashConfig
 from lsh_frame.errors import ColumnError, ConfigError, ConfigTypeError
@@ -534,6 +535,7 @@ def score(
     /,
     *,
     other: pd.DataFrame | None = None,
+    right_on: Any = None,
     min_score: MinScore = "auto",
     values: bool = False,
     estimate: bool = False,
@@ -557,6 +559,12 @@ def score(
         column of MinHash signatures is compared by the signature estimate.
     other : DataFrame, optional
         The right table when the pairs link two tables.
+    right_on : list of column labels, or dict, optional
+        The names ``other`` gives the fields' columns when they differ from
+        ``frame``'s: one column of ``other`` per column of the fields, in order,
+        or a mapping ``{frame column: other column}`` (see
+        :func:`lsh_frame.candidates`). Scores and column names are those of
+        renaming ``other``'s columns first.
     min_score : float in [0, 1], "auto", or a learned model
         A number: pairs whose ``score`` reaches it are matches. A learned
         model — ``attrs["lsh_frame"]["model"]`` of an earlier ``"auto"`` run
@@ -611,7 +619,7 @@ def score(
         frame,
         pairs,
         fields,
-        other=other,
+        other=other_table(frame, fields, other, right_on, "score"),
         min_score=min_score,
         values=values,
         estimate=estimate,
@@ -1388,6 +1396,7 @@ def pairs(
     /,
     *,
     other: pd.DataFrame | None = None,
+    right_on: Any = None,
     threshold: float | None = None,
     recall: float = 0.95,
     num_perm: int = 128,
@@ -1401,7 +1410,9 @@ def pairs(
     """Candidate pairs and their scores in one call.
 
     :func:`lsh_frame.candidates` with the blocking options, then
-    :func:`score` with the scoring options, on the same ``fields``.
+    :func:`score` with the scoring options, on the same ``fields``. With
+    ``other``, ``right_on`` gives its names of the fields' columns when they
+    differ from ``frame``'s (see :func:`lsh_frame.candidates`).
 
     Examples
     --------
@@ -1412,6 +1423,7 @@ def pairs(
        left  right    found_by  score  match
     0     0      1  dob|record  0.974   True
     """
+    other = other_table(frame, fields, other, right_on, "pairs")
     candidate_pairs = candidates(
         frame,
         fields,

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from lsh_frame.blocking import _as_fields, _field_text, _stored_config
+from lsh_frame.blocking import _as_fields, _field_text, _stored_config, other_table
 from lsh_frame.compare import _score
 from lsh_frame.config import ShingleConfig
 from lsh_frame.errors import ConfigTypeError
@@ -173,6 +173,7 @@ def explain(
     /,
     *,
     other: pd.DataFrame | None = None,
+    right_on: Any = None,
     min_score: float | None = None,
 ) -> Explanation:
     """Explain one pair: the keys that found it, its shingles and field scores.
@@ -188,6 +189,9 @@ def explain(
         The fields the pair was scored on.
     other : DataFrame, optional
         The right table when linking.
+    right_on : list of column labels, or dict, optional
+        ``other``'s names of the fields' columns when they differ (see
+        :func:`lsh_frame.candidates`).
     min_score : float, optional
         Decide the match with this ``min_score`` instead of the row's ``match``.
 
@@ -210,6 +214,7 @@ def explain(
     """
     left, right, found_by, match, probability = _pair_of(pair)
     specs, _ = _as_fields(fields, "explain")
+    other = other_table(frame, fields, other, right_on, "explain")
     right_frame = frame if other is None else other
     one = pd.DataFrame({"left": [left], "right": [right]})
     scored = _score(

@@ -25,8 +25,14 @@ import numpy.typing as npt
 import pandas as pd
 
 from lsh_frame import _progress
-from lsh_frame._validation import check_bool, check_choice, check_columns
-from lsh_frame.blocking import _as_fields, _check_frame
+from lsh_frame._validation import (
+    check_bool,
+    check_choice,
+    check_columns,
+    present,
+    right_columns,
+)
+from lsh_frame.blocking import _as_fields, _check_frame, field_columns, mapped_columns
 from lsh_frame.cluster import cluster
 from lsh_frame.compare import MatchModel, MinScore, _check_min_score, _positions
 from lsh_frame.compare import pairs as scored_pairs
@@ -374,6 +380,52 @@ def _label_list(value: Any, name: str, owner: str) -> list[Any]:
     return list(value)
 
 
+def _link_columns(
+    left: pd.DataFrame,
+    right: pd.DataFrame,
+    fields: Any,
+    left_on: Any,
+    right_on: Any,
+    owner: str,
+) -> tuple[Any, list[tuple[Hashable, Hashable]] | None]:
+    """Return the fields, and which right column stands for each left column.
+
+    ``fields`` name left columns. With ``right_on`` alone it gives the right
+    table's names of the fields' columns; with ``left_on`` too, ``right_on[i]``
+    stands for ``left_on[i]`` and ``fields`` default to ``left_on``. The pairs
+    are those of :func:`~lsh_frame._validation.right_columns` (None: same
+    names); ``left`` and ``right`` may be empty frames of the tables' columns.
+    """
+    if left_on is not None and right_on is None:
+        raise ConfigError(
+            f"{owner} takes 'left_on' and 'right_on' together. Got "
+            f"left_on={left_on!r} and right_on={right_on!r}."
+        )
+    if left_on is None:
+        if fields is None:
+            raise ConfigError(
+                f"{owner} needs the fields to match on: column labels present in "
+                "both tables (or Field objects), or left columns with right_on= "
+                "naming the right table's (or left_on= and right_on=)."
+            )
+        return fields, mapped_columns(left, fields, right, right_on, owner, "right")
+    left_on = check_columns(left, _label_list(left_on, "left_on", owner), owner)
+    if fields is None:
+        fields = left_on
+    named = set(field_columns(fields, owner))
+    missing = sorted(map(str, named - set(left_on)))
+    if missing:
+        raise ColumnError(
+            f"With left_on and right_on, the fields of {owner} name left columns "
+            f"listed in left_on; {missing} are not. Add them to left_on and their "
+            "right table columns to right_on."
+        )
+    pairs = right_columns(
+        right, left_on, right_on, owner=owner, role="right", left_source="left_on"
+    )
+    return fields, pairs
+
+
 def _link_tables(
     left: pd.DataFrame,
     right: pd.DataFrame,
@@ -384,51 +436,12 @@ def _link_tables(
 ) -> tuple[Any, pd.DataFrame]:
     """Return the fields, and ``right`` seen under ``left``'s column names.
 
-    With ``left_on`` and ``right_on``, the right table's ``right_on`` columns are
-    presented under the matching ``left_on`` names (a new frame holding only
-    those columns; ``right`` itself is untouched) and ``fields`` name left
-    columns, ``left_on`` by default.
+    The right table's mapped columns are presented under the left names (a new
+    frame holding only those columns, sharing their data; ``right`` itself is
+    untouched). See :func:`_link_columns`.
     """
-    if (left_on is None) != (right_on is None):
-        raise ConfigError(
-            f"{owner} takes 'left_on' and 'right_on' together. Got "
-            f"left_on={left_on!r} and right_on={right_on!r}."
-        )
-    if left_on is None:
-        if fields is None:
-            raise ConfigError(
-                f"{owner} needs the fields to match on: column labels present in "
-                "both tables (or Field objects), or left_on= and right_on=."
-            )
-        return fields, right
-    left_on = check_columns(left, _label_list(left_on, "left_on", owner), owner)
-    right_on = check_columns(right, _label_list(right_on, "right_on", owner), owner)
-    if len(left_on) != len(right_on):
-        raise ConfigError(
-            f"{owner} got {len(left_on)} left_on and {len(right_on)} right_on "
-            "columns; they pair up one to one."
-        )
-    if len(set(left_on)) != len(left_on):
-        raise ConfigError(f"{owner} got the same column twice in left_on: {left_on}.")
-    if fields is None:
-        fields = left_on
-    specs, _ = _as_fields(fields, owner)
-    named = {column for spec in specs for column in spec.columns}
-    missing = sorted(map(str, named - set(left_on)))
-    if missing:
-        raise ColumnError(
-            f"With left_on and right_on, the fields of {owner} name left columns "
-            f"listed in left_on; {missing} are not. Add them to left_on and their "
-            "right table columns to right_on."
-        )
-    view = pd.DataFrame(
-        {
-            left_column: right[right_column]
-            for left_column, right_column in zip(left_on, right_on, strict=True)
-        },
-        index=right.index,
-    )
-    return fields, view
+    fields, pairs = _link_columns(left, right, fields, left_on, right_on, owner)
+    return fields, right if pairs is None else present(right, pairs)
 
 
 def link(
@@ -459,11 +472,16 @@ def link(
         The two tables. Index labels must be unique within each.
     fields : column label, Field, or a list of them, optional
         What to block on and compare; columns present in both tables. With
-        ``left_on``/``right_on`` they name left columns (``left_on`` by
-        default).
-    left_on, right_on : column label or list of labels, optional
-        Columns to match when the names differ: ``left_on[i]`` is matched with
-        ``right_on[i]``.
+        ``right_on`` they name left columns (``left_on`` by default when it is
+        given).
+    left_on, right_on : column label, list of labels, or dict, optional
+        Columns to match when the names differ, as in :func:`pandas.merge`.
+        ``right_on`` alone names the right table's column for each column of
+        ``fields`` (flattened over the fields, each column once, in order), or
+        is a mapping ``{left column: right column}`` (columns it leaves out
+        keep their name). With ``left_on`` too, ``left_on[i]`` is matched with
+        ``right_on[i]``. The result equals renaming the right table's columns
+        first; ``right`` is not modified.
     threshold, min_score, recall, num_perm, seed, max_bucket, max_pairs
         As in :func:`~lsh_frame.pairs`.
     values : bool
@@ -489,6 +507,10 @@ def link(
        left right  name_score  match
     0     0    s1       0.947   True
     1     1    s1       0.526  False
+    >>> same = link(people, staff, "name", right_on={"name": "full_name"},
+    ...             threshold=0.3, min_score=0.8)
+    >>> same.equals(linked)
+    True
     """
     owner = "link"
     left = _check_frame(left, "left", owner)
@@ -646,8 +668,11 @@ def merge(
     how : {"inner", "left"}
         ``"inner"``: matched pairs only. ``"left"``: also every left row
         without a match, once, with missing values in the right columns.
-    left_on, right_on : column label or list of labels, optional
-        Columns to match when the names differ (see :func:`link`).
+    left_on, right_on : column label, list of labels, or dict, optional
+        Columns to match when the names differ: ``fields`` with ``right_on``
+        (a list of the right table's names of the fields' columns, or a mapping
+        ``{left column: right column}``), or ``left_on`` with ``right_on``
+        (see :func:`link`).
     min_score : float in [0, 1], "auto", or a learned model
         How matches are decided (see :func:`~lsh_frame.score`).
     one_to_one : bool
@@ -691,7 +716,7 @@ def merge(
     right = _check_frame(right, "right", owner)
     one_to_one_flag = check_merge_options(how, one_to_one, suffixes, owner)
     # Everything that can be checked before blocking is: names and decision.
-    mapped_fields, _ = _link_tables(left, right, fields, left_on, right_on, owner)
+    mapped_fields, _ = _link_columns(left, right, fields, left_on, right_on, owner)
     specs, _ = _as_fields(mapped_fields, owner)
     left_names, right_names = _output_names(left, right, suffixes)
     score_names = [f"{spec.label}_score" for spec in specs]

@@ -252,6 +252,69 @@ def test_large_star_small_star_gives_the_union_find_ids(
 
 
 @pytest.mark.usefixtures("sync")
+@pytest.mark.parametrize(("left_parts", "right_parts"), [(1, 1), (2, 3)])
+def test_right_on_equals_pandas(
+    people: pd.DataFrame, left_parts: int, right_parts: int
+) -> None:
+    renamed = {"surname": "family", "date_of_birth": "dob"}
+    dleft, left = as_dask(people.iloc[::2], left_parts)
+    dright, right = as_dask(people.iloc[1::2].rename(columns=renamed), right_parts)
+    right_on = [renamed.get(column, column) for column in COLUMNS]
+    by_hand = right.rename(columns={new: old for old, new in renamed.items()})
+    for mapping in (right_on, renamed):
+        options = {"other": dright, "right_on": mapping}
+        want = left.lsh.candidates(COLUMNS, other=right, right_on=mapping)
+        pd.testing.assert_frame_equal(want, left.lsh.candidates(COLUMNS, other=by_hand))
+        same(dleft.lsh.candidates(COLUMNS, **options).compute(), want)
+        got_report = dleft.lsh.blocking_report(COLUMNS, **options)
+        want_report = left.lsh.blocking_report(COLUMNS, other=right, right_on=mapping)
+        pd.testing.assert_frame_equal(got_report.table, want_report.table)
+        assert got_report.decisions == want_report.decisions
+        scored = left.lsh.pairs(COLUMNS, other=right, right_on=mapping, values=True)
+        assert scored["match"].any()
+        same(dleft.lsh.pairs(COLUMNS, values=True, **options).compute(), scored)
+        given = want[["left", "right"]]
+        same(
+            dleft.lsh.score(given, COLUMNS, **options).compute(),
+            left.lsh.score(given, COLUMNS, other=right, right_on=mapping),
+        )
+        same(
+            dleft.lsh.link(dright, COLUMNS, right_on=mapping).compute(),
+            left.lsh.link(right, COLUMNS, right_on=mapping),
+        )
+        same(
+            dleft.lsh.merge(dright, COLUMNS, right_on=mapping, how="left").compute(),
+            left.lsh.merge(right, COLUMNS, right_on=mapping, how="left"),
+        )
+    assert list(dright.columns) == list(right.columns)  # the user's frame as it was
+
+
+@pytest.mark.usefixtures("sync")
+def test_right_on_errors_equal_pandas(people: pd.DataFrame) -> None:
+    dleft, left = as_dask(people.iloc[:100], 2)
+    dright, right = as_dask(people.iloc[100:200].rename(columns={"surname": "x"}), 2)
+    cases: list[tuple[dict[str, Any], type[Exception], str]] = [
+        ({"right_on": ["x"]}, ConfigError, "no right table was given"),
+        ({"right_on": ["x"], "use_other": True}, ConfigError, "one to one"),
+        ({"use_other": True}, ColumnError, r"not in the right table \('other'\)"),
+    ]
+    for options, error, message in cases:
+        use_other = options.pop("use_other", False)
+        fields = ["given_name", "surname"]
+        for engine_left, engine_right in ((dleft, dright), (left, right)):
+            other = {"other": engine_right} if use_other else {}
+            for call in (
+                engine_left.lsh.candidates,
+                engine_left.lsh.blocking_report,
+                engine_left.lsh.pairs,
+            ):
+                with pytest.raises(error, match=message):
+                    call(fields, **options, **other)
+    with pytest.raises(ColumnError, match=r"'surname' is not in the right table"):
+        dleft.lsh.link(dright, ["given_name", "surname"])
+
+
+@pytest.mark.usefixtures("sync")
 def test_link_edge_cases_equal_pandas() -> None:
     fields = [lf.Field("city", blocking="exact")]
     # A bucket over the cap in one table only makes no pairs: not "dropped".
@@ -428,6 +491,17 @@ def test_jobs_on_a_local_cluster_equal_pandas(
     same(
         ddf.lsh.merge(dright, COLUMNS, how="left", **options).compute(),
         df.lsh.merge(right, COLUMNS, how="left"),
+    )
+    # Columns named differently: mapped on the workers as pandas maps them.
+    renamed = {"surname": "family"}
+    dfamily, family = as_dask(people.iloc[800:].rename(columns=renamed), 2)
+    same(
+        ddf.lsh.pairs(COLUMNS, other=dfamily, right_on=renamed, **options).compute(),
+        df.lsh.pairs(COLUMNS, other=right),
+    )
+    same(
+        ddf.lsh.link(dfamily, COLUMNS, right_on=renamed, **options).compute(),
+        df.lsh.link(family, COLUMNS, right_on=renamed),
     )
     from lsh_frame.dask import _components
 

@@ -22,8 +22,8 @@ import pandas as pd
 from dask import delayed
 
 from lsh_frame import _progress
-from lsh_frame._validation import check_bool, check_int
-from lsh_frame.blocking import BlockingReport, _as_fields
+from lsh_frame._validation import check_bool, check_int, present
+from lsh_frame.blocking import BlockingReport, _as_fields, mapped_columns
 from lsh_frame.cluster import (
     _label_rank,
     _links,
@@ -59,8 +59,7 @@ from lsh_frame.jobs import (
     _first_per_entity,
     _joined,
     _kept_by_callable,
-    _label_list,
-    _link_tables,
+    _link_columns,
     _output_names,
     _score_columns,
     check_keep,
@@ -78,6 +77,28 @@ def _tables(frame: Any, other: Any, owner: str) -> list[Table]:
     if other is not None:
         tables.append(table(other, "other", owner))
     return tables
+
+
+def _mapped(frame: dd.DataFrame, pairs: list[Any] | None) -> dd.DataFrame:
+    """Return the right table's mapped columns under the left names, per partition."""
+    if pairs is None:
+        return frame
+    return frame.map_partitions(present, pairs, meta=present(frame._meta, pairs))
+
+
+def _two_tables(
+    frame: Any, fields: Any, other: Any, right_on: Any, owner: str
+) -> list[Table]:
+    """Both tables, ``other`` seen under ``frame``'s names (see ``right_on``)."""
+    tables = _tables(frame, other, owner)
+    if other is None and right_on is None:
+        return tables
+    pairs = mapped_columns(
+        frame._meta, fields, None if other is None else other._meta, right_on, owner
+    )
+    if pairs is None:
+        return tables
+    return [tables[0], table(_mapped(other, pairs), "other", owner)]
 
 
 def _frame(parts: list[Any], divisions: Any = None) -> dd.DataFrame:
@@ -163,6 +184,7 @@ def candidates(
     /,
     *,
     other: dd.DataFrame | None = None,
+    right_on: Any = None,
     threshold: float | None = None,
     recall: float = 0.95,
     num_perm: int = 128,
@@ -175,7 +197,7 @@ def candidates(
     """Candidate pairs, as :func:`lsh_frame.candidates` (a part per left partition)."""
     owner = "candidates"
     method = check_shuffle(shuffle_method, owner)
-    tables = _tables(frame, other, owner)
+    tables = _two_tables(frame, fields, other, right_on, owner)
     parts, found = _candidates(
         tables, fields, locals(), method, npartitions, owner, keep_positions=False
     )
@@ -188,6 +210,7 @@ def blocking_report(
     /,
     *,
     other: dd.DataFrame | None = None,
+    right_on: Any = None,
     threshold: float | None = None,
     recall: float = 0.95,
     num_perm: int = 128,
@@ -200,7 +223,7 @@ def blocking_report(
     """Report what each key costs and finds, as :func:`lsh_frame.blocking_report`."""
     owner = "blocking_report"
     method = check_shuffle(shuffle_method, owner)
-    tables = _tables(frame, other, owner)
+    tables = _two_tables(frame, fields, other, right_on, owner)
     return report(
         tables,
         fields,
@@ -249,6 +272,7 @@ def score(
     /,
     *,
     other: dd.DataFrame | None = None,
+    right_on: Any = None,
     min_score: Any = "auto",
     values: bool = False,
     estimate: bool = False,
@@ -259,7 +283,7 @@ def score(
     """Score candidate pairs, as :func:`lsh_frame.score` (pairs keep their parts)."""
     owner = "score"
     method = check_shuffle(shuffle_method, owner)
-    tables = _tables(frame, other, owner)
+    tables = _two_tables(frame, fields, other, right_on, owner)
     if not isinstance(pairs, dd.DataFrame):
         pairs = (
             dd.from_pandas(pairs, npartitions=1, sort=False)
@@ -303,6 +327,7 @@ def pairs(
     /,
     *,
     other: dd.DataFrame | None = None,
+    right_on: Any = None,
     threshold: float | None = None,
     recall: float = 0.95,
     num_perm: int = 128,
@@ -318,7 +343,7 @@ def pairs(
     """Candidate pairs and their scores, as :func:`lsh_frame.pairs`."""
     owner = "pairs"
     method = check_shuffle(shuffle_method, owner)
-    tables = _tables(frame, other, owner)
+    tables = _two_tables(frame, fields, other, right_on, owner)
     scored, _ = _pairs(tables, fields, locals(), method, npartitions, owner)
     return scored
 
@@ -663,13 +688,10 @@ def _link_view(
     for role, value in (("left", left), ("right", right)):
         if not isinstance(value, dd.DataFrame):
             table(value, role, owner)  # raises the type error
-    fields, _ = _link_tables(left._meta, right._meta, fields, left_on, right_on, owner)
-    if left_on is None:
-        return fields, right
-    left_names = _label_list(left_on, "left_on", owner)
-    right_names = _label_list(right_on, "right_on", owner)
-    renamed = dict(zip(right_names, left_names, strict=True))
-    return fields, right[right_names].rename(columns=renamed)
+    fields, pairs = _link_columns(
+        left._meta, right._meta, fields, left_on, right_on, owner
+    )
+    return fields, _mapped(right, pairs)
 
 
 def _link_scored(
