@@ -729,7 +729,7 @@ def decide_keys(
                 decisions.append(f"{column}: exact key, identifies records ({facts})")
             else:
                 decisions.append(
-                    f"{column}: no key of its own ({facts}); part of the record key"
+                    f"{column}: no key of its own ({facts}); part of the neighbours key"
                 )
         record = Field(columns, tag_columns=True, name="record")
         specs = [Field(columns, blocking="neighbours", name="neighbours")]

@@ -79,6 +79,8 @@ LINK = Budget(relative=0.7, floor=0.0, factor=1, least=1, most=100)
 WORK_FLOOR = 60_000_000
 #: ... and per record, for large tables.
 WORK_PER_RECORD = 200
+#: Linking looks up both ways while neither table is this many times larger.
+SIDE_RATIO = 4
 #: Postings visited per chunk: bounds the temporary arrays (~16 bytes each).
 CHUNK_WORK = 4_000_000
 
@@ -267,7 +269,19 @@ def neighbour_pairs(
     postings = [
         kernel.Postings.build(records, tokens, size) for records, tokens in lookups
     ]
-    directions = [(0, 1), (1, 0)] if link else [(0, 0)]
+    # Equal scores are ranked by a hash of the records' labels, not by their
+    # positions, so the neighbours do not depend on the order of the rows.
+    tie_ranks = [_label_ranks(frame.index) for frame in frames]
+    # Both ways when linking, so a pair is found when either record ranks the
+    # other high; but when one table is much smaller (a batch of new records
+    # against a saved table), only its records look up: each record of the
+    # large table would otherwise pick one of the few new ones.
+    directions = [(0, 0)]
+    if link:
+        small, large = sorted(sizes)
+        directions = [(0, 1), (1, 0)] if large <= SIDE_RATIO * small else (
+            [(0, 1)] if sizes[0] <= sizes[1] else [(1, 0)]
+        )
     found_left, found_right, found_cosine, kept_counts = [], [], [], []
     work_done = 0
     for query_side, index_side in directions:
@@ -290,6 +304,7 @@ def neighbour_pairs(
                 stop=stop,
                 n_index=n_index,
                 same_table=not link,
+                tie_rank=tie_ranks[index_side],
             )
             kept, _ = kernel.select(
                 query,
@@ -331,6 +346,19 @@ def neighbour_pairs(
         kept_per_record=np.concatenate(kept_counts),
         budget=budget,
     )
+
+
+def _label_ranks(
+    index: pd.Index,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Rank of each record's label hash (ties by position), and its inverse."""
+    hashed = np.asarray(
+        pd.util.hash_pandas_object(index, index=False), dtype=np.uint64
+    )
+    order = np.lexsort((np.arange(hashed.size), hashed))
+    ranks = np.empty(hashed.size, dtype=np.int64)
+    ranks[order] = np.arange(hashed.size)
+    return ranks, order.astype(np.int64)
 
 
 def _chunks(work: npt.NDArray[np.int64], n_index: int) -> list[tuple[int, int]]:

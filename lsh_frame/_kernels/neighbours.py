@@ -156,6 +156,7 @@ def neighbour_lists(
     stop: int,
     n_index: int,
     same_table: bool,
+    tie_rank: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = None,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64]]:
     """Scored neighbours of the query records ``first <= q < stop``.
 
@@ -163,7 +164,10 @@ def neighbour_lists(
     under the cap), sorted by record. Returns ``(query, neighbour, cosine)``
     sorted by query, then cosine descending, then neighbour; the cosine is
     rounded to at least 21 bits. With ``same_table`` a record is not its own
-    neighbour.
+    neighbour. Equal cosines rank by ``rank[neighbour]``, where ``tie_rank`` is
+    ``(rank, inverse)``, a permutation of the index records and its inverse
+    (their positions by default), so that a caller can make ties independent
+    of row order.
     """
     lo, hi = np.searchsorted(query_records, [first, stop])
     records, tokens = query_records[lo:hi], query_tokens[lo:hi]
@@ -198,14 +202,18 @@ def neighbour_lists(
     # a uint64, the cosine quantised to the bits that are left (at least 21).
     query_bits = max(int(stop - first - 1).bit_length(), 1)
     index_bits = max(int(n_index - 1).bit_length(), 1)
-    cosine_bits = 64 - query_bits - index_bits
+    # At most 52 bits: a float64 holds the quantised value exactly.
+    cosine_bits = min(64 - query_bits - index_bits, 52)
     top = np.uint64((1 << cosine_bits) - 1)
     quantised = np.rint(np.clip(cosine, 0.0, 1.0) * float(top)).astype(np.uint64)
     ranked = local_query.astype(np.uint64) << np.uint64(cosine_bits + index_bits)
     ranked |= (top - quantised) << np.uint64(index_bits)
-    ranked |= neighbour.astype(np.uint64)
+    ties = neighbour if tie_rank is None else tie_rank[0][neighbour]
+    ranked |= ties.astype(np.uint64)
     ranked.sort()
     neighbour = (ranked & np.uint64((1 << index_bits) - 1)).astype(np.int64)
+    if tie_rank is not None:
+        neighbour = tie_rank[1][neighbour]
     quantised = top - ((ranked >> np.uint64(index_bits)) & top)
     query = (ranked >> np.uint64(cosine_bits + index_bits)).astype(np.int64) + first
     return query, neighbour, quantised.astype(np.float64) / float(top)
