@@ -77,12 +77,32 @@ def canonical_text(values: pd.Series, *, owner: str) -> pa.Array:
             return _object_text(values.to_numpy(dtype=object), label, owner, dtype)
     else:
         try:
-            array = pa.array(values, from_pandas=True)
+            array = pa.array(_wall_time(values), from_pandas=True)
         except (pa.ArrowException, TypeError, ValueError) as error:
             raise _refusal(label, owner, dtype) from error
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()
     return _arrow_text(array, label, owner, dtype)
+
+
+def _wall_time(values: pd.Series) -> pd.Series:
+    """Drop a tz-aware column's time zone, keeping the wall times it shows.
+
+    pandas does it with its own time-zone data, so no platform needs Arrow's.
+    """
+    dtype = values.dtype
+    arrow_type = getattr(dtype, "pyarrow_dtype", None)
+    if (
+        arrow_type is not None
+        and pa.types.is_timestamp(arrow_type)
+        and arrow_type.tz is not None
+    ):
+        # pandas' tz_localize(None) on an Arrow column keeps UTC, not wall time.
+        values = values.astype(pd.DatetimeTZDtype(arrow_type.unit, arrow_type.tz))
+        dtype = values.dtype
+    if isinstance(dtype, pd.DatetimeTZDtype):
+        return values.dt.tz_localize(None)
+    return values
 
 
 def _refusal(label: str, owner: str, dtype: Any, detail: str = "") -> ColumnTypeError:
@@ -148,7 +168,7 @@ def _float_text(array: pa.Array) -> pa.Array:
 
 def _timestamp_text(array: pa.Array) -> pa.Array:
     """``YYYY-MM-DD`` at midnight, else ``YYYY-MM-DD HH:MM:SS``, in wall time."""
-    if array.type.tz is not None:
+    if array.type.tz is not None:  # columns reach here without; dictionaries may not
         array = pc.local_timestamp(array)
     # floor_temporal floors before 1970 too (a cast would round towards 1970).
     day = pc.floor_temporal(array, unit="day")
@@ -230,7 +250,8 @@ def _group_text(
         elif group == "float":
             array = pa.array(values.astype(np.float64), type=pa.float64())
         elif group == "datetime":
-            array = pa.array(pd.to_datetime(pd.Series(values, dtype=object)))
+            times = pd.to_datetime(pd.Series(values, dtype=object))
+            array = pa.array(_wall_time(times))
         elif group == "duration":
             array = pa.array(pd.to_timedelta(pd.Series(values, dtype=object)))
         else:

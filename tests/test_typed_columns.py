@@ -131,6 +131,11 @@ def text_of(values: pd.Series) -> list[str | None]:
             id="object-bool-and-dates",
         ),
         pytest.param(
+            pd.Series([pd.Timestamp("2020-01-01 23:30", tz="Asia/Tokyo"), "a"]),
+            ["2020-01-01 23:30:00", "a"],
+            id="object-tz-aware-wall-time",
+        ),
+        pytest.param(
             pd.Series([2**70, np.int64(5)], dtype=object),
             [str(2**70), "5"],
             id="object-big-ints",
@@ -150,8 +155,12 @@ def test_canonical_text_of_each_dtype(values, expected):
         (pa.date32(), [datetime.date(1999, 1, 31), None], ["1999-01-31", None]),
         (
             pa.timestamp("us", "Europe/Berlin"),
-            [pd.Timestamp("2020-06-01 00:00", tz="Europe/Berlin"), None],
-            ["2020-06-01", None],
+            [
+                pd.Timestamp("2020-06-01 00:00", tz="Europe/Berlin"),
+                pd.Timestamp("2020-06-01 23:15", tz="Europe/Berlin"),
+                None,
+            ],
+            ["2020-06-01", "2020-06-01 23:15:00", None],
         ),
         (pa.dictionary(pa.int8(), pa.int64()), [3, None, 3], ["3", None, "3"]),
         (pa.string(), ["x", None], ["x", None]),
