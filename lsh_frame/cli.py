@@ -121,20 +121,6 @@ def _plain(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def _as_text(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
-    """Compare typed columns (dates, numbers) as text, as CSV input is."""
-    typed = [
-        column
-        for column in columns
-        if column in frame.columns
-        and not pd.api.types.is_string_dtype(frame[column].dtype)
-        and frame[column].dtype != object
-    ]
-    if not typed:
-        return frame
-    return frame.assign(**{column: frame[column].astype("string") for column in typed})
-
-
 def write_table(frame: pd.DataFrame, path: str, *, index: bool) -> None:
     """Write CSV or Parquet by the extension; ``-`` is CSV on stdout."""
     kind = _format(path, "output")
@@ -277,7 +263,6 @@ def run_dedupe(arguments: argparse.Namespace, say: Callable[[str], None]) -> int
     """``lsh-frame dedupe``: entity per row, or one row per entity."""
     frame = _indexed(read_table(arguments.input), arguments.index_col, "input")
     on = _columns(arguments.on)
-    frame = _as_text(frame, on)
     started = time.perf_counter()
     if arguments.drop:
         result = drop_duplicates(
@@ -323,8 +308,6 @@ def run_link(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
     )
     on = _columns(arguments.on)
     right_on = _columns(arguments.right_on) if arguments.right_on else None
-    left = _as_text(left, on)
-    right = _as_text(right, right_on or on)
     started = time.perf_counter()
     options = _job_options(arguments)
     if arguments.pairs:

@@ -17,8 +17,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lsh_frame._kernels import hashing, text
+from lsh_frame._typed_text import canonical_text
 from lsh_frame.config import ShingleConfig
-from lsh_frame.errors import ColumnTypeError
 
 __all__ = [
     "TokenSets",
@@ -55,42 +55,19 @@ class TokenSets:
 
 
 def text_array(values: pd.Series, *, owner: str) -> pa.Array:
-    """Return a text column as one ``large_string`` Arrow array, nulls kept.
+    """Return a column's text as one ``large_string`` Arrow array, nulls kept.
+
+    Text columns pass through; numbers, dates, durations, booleans and
+    categoricals become their canonical text (``1999.0`` → ``"1999"``, a
+    midnight date-time → ``"1860-09-24"``, ``True`` → ``"true"``), with
+    missing values kept missing. See :mod:`lsh_frame._typed_text`.
 
     Raises
     ------
     ColumnTypeError
-        If the column holds anything but strings and missing values.
+        If the column holds values with no text form (lists, dicts, bytes).
     """
-    dtype = values.dtype
-    label = f"Column {values.name!r}" if values.name is not None else "The values"
-    if isinstance(dtype, pd.CategoricalDtype):
-        kind = pd.api.types.infer_dtype(dtype.categories, skipna=True)
-        if kind not in ("string", "empty"):
-            raise ColumnTypeError(
-                f"{label} passed to {owner} is categorical with {kind} categories, "
-                "but shingles are made from text. Convert it first, for example "
-                "with .astype('str')."
-            )
-        array = pa.array(values, from_pandas=True).dictionary_decode()
-    elif pd.api.types.is_string_dtype(dtype):
-        kind = pd.api.types.infer_dtype(values, skipna=True)
-        if kind not in ("string", "empty"):
-            raise ColumnTypeError(
-                f"{label} passed to {owner} has dtype {dtype} holding {kind} "
-                "values, but shingles are made from text. Convert it first, for "
-                "example with .astype('str')."
-            )
-        array = pa.array(values, from_pandas=True, type=pa.large_string())
-    else:
-        raise ColumnTypeError(
-            f"{label} passed to {owner} has dtype {dtype}, but shingles are made "
-            "from text. Convert it first, for example with .astype('str'), and "
-            "mind how missing values and number formats should read."
-        )
-    if isinstance(array, pa.ChunkedArray):
-        array = array.combine_chunks()
-    return array.cast(pa.large_string())
+    return canonical_text(values, owner=owner)
 
 
 def normalize(

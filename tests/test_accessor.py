@@ -50,8 +50,16 @@ def test_column_list_errors(frame):
         frame.lsh.minhash([])
     with pytest.raises(lf.ConfigError, match="more than once"):
         frame.lsh.minhash(["name", "name"])
-    with pytest.raises(lf.ColumnTypeError, match=r"'age'.*int64"):
-        frame.lsh.minhash("age")
+    tagged = frame.assign(tags=[["a"], ["b"], None])
+    with pytest.raises(lf.ColumnTypeError, match=r"'tags'.*object.*list"):
+        tagged.lsh.minhash("tags")
+
+
+def test_typed_column_is_signed_as_its_text(frame):
+    as_text = frame.assign(age=frame["age"].astype(str))
+    pd.testing.assert_series_equal(
+        frame.lsh.minhash("age", num_perm=16), as_text.lsh.minhash("age", num_perm=16)
+    )
 
 
 def test_duplicate_column_labels_are_ambiguous():

@@ -350,15 +350,19 @@ def test_parquet_index_types_and_labels_are_kept(tmp_path, capsys):
         {
             "name": ["john smith", "jon smith", "mary jones"],
             "dob": pd.to_datetime(["1980-01-02", "1980-01-02", "1975-05-06"]),
+            "year": [1980.0, 1980.0, float("nan")],
         },
         index=pd.Index(["a", "b", "c"], name="cid"),
     ).to_parquet(source)
     output = tmp_path / "out.parquet"
-    argv = ["dedupe", str(source), "--on", "name,dob", "--min-score", "0.8",
+    argv = ["dedupe", str(source), "--on", "name,dob,year", "--min-score", "0.8",
             "--drop", "-o", str(output), "-q"]  # fmt: skip
     assert cli.main(argv) == 0
     kept = pd.read_parquet(output)
     assert kept["cid"].tolist() == ["a", "c"]  # the stored index is not dropped
+    # Typed columns are matched as their text but written with their types.
+    assert pd.api.types.is_datetime64_any_dtype(kept["dob"])
+    assert kept["year"].dtype == "float64"
     numbered = tmp_path / "numbered.parquet"
     pd.DataFrame({0: ["ann", "anne", "bob"], 1: ["x", "y", "z"]}).to_parquet(numbered)
     argv = ["dedupe", str(numbered), "--on", "0", "--min-score", "0.8", "-q"]

@@ -441,7 +441,7 @@ def test_match_model_needs_both_groups_and_enough_pairs():
             lf.ConfigTypeError,
             "values",
         ),
-        (lambda f, p: lf.score(f, p, "age"), lf.ColumnTypeError, "text"),
+        (lambda f, p: lf.score(f, p, "tags"), lf.ColumnTypeError, "'tags'.*list"),
         (
             lambda f, p: lf.score(f.set_axis([0, 0]), p, "name"),
             lf.ColumnError,
@@ -450,7 +450,7 @@ def test_match_model_needs_both_groups_and_enough_pairs():
     ],
 )
 def test_bad_input_is_named(call, error, message):
-    frame = pd.DataFrame({"name": ["ann", "anne"], "age": [30, 31]})
+    frame = pd.DataFrame({"name": ["ann", "anne"], "tags": [["a"], ["b"]]})
     pairs = pd.DataFrame({"left": [0], "right": [1]})
     with pytest.raises(error, match=message):
         call(frame, pairs)

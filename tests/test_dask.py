@@ -346,6 +346,70 @@ def test_link_edge_cases_equal_pandas() -> None:
     assert got_report.table["pairs_completeness"].iloc[0] == 0.5
 
 
+def typed_people(people: pd.DataFrame) -> pd.DataFrame:
+    """The people with numbers, dates, booleans and categoricals, not text."""
+    dob = pd.to_datetime(people["date_of_birth"], errors="coerce")
+    entity = people["entity_id"].to_numpy()
+    price = np.where(entity % 5 == 0, np.nan, entity * 1.5 % 300)
+    return people[["given_name", "surname", "email"]].assign(
+        dob=dob,
+        year=dob.dt.year.astype("Int64"),
+        month=dob.dt.month.astype("Int64"),
+        day=dob.dt.day.astype("Int64"),
+        price=price,
+        member=entity % 3 == 0,
+        city=people["city"].astype("category"),
+    )
+
+
+TYPED_FIELDS = [
+    "given_name",
+    "surname",
+    "dob",
+    "price",
+    "member",
+    "city",
+    lf.Field(["year", "month", "day"]),
+]
+
+
+@pytest.mark.usefixtures("sync")
+@pytest.mark.parametrize("partitions", PARTITIONS)
+def test_typed_columns_equal_pandas(people: pd.DataFrame, partitions: int) -> None:
+    typed = typed_people(people)
+    ddf, df = as_dask(typed, partitions)
+    want = df.lsh.candidates(TYPED_FIELDS)
+    same(ddf.lsh.candidates(TYPED_FIELDS).compute(), want)
+    # What pandas finds on the typed frame is what it finds on their text.
+    as_text = df.assign(
+        dob=df["dob"].dt.strftime("%Y-%m-%d"),
+        price=df["price"].map(lambda v: None if np.isnan(v) else f"{v:g}"),
+        member=df["member"].map({True: "true", False: "false"}),
+    )
+    pd.testing.assert_frame_equal(want, as_text.lsh.candidates(TYPED_FIELDS))
+    same(ddf.lsh.pairs(TYPED_FIELDS).compute(), df.lsh.pairs(TYPED_FIELDS))
+    deduped = ddf.lsh.dedupe(TYPED_FIELDS).compute()
+    same(deduped, df.lsh.dedupe(TYPED_FIELDS))
+    kept_types = ["dob", "year", "month", "day", "price", "member", "city"]
+    assert deduped[kept_types].dtypes.equals(typed[kept_types].dtypes)
+    same(
+        ddf.lsh.drop_duplicates(TYPED_FIELDS).compute(),
+        df.lsh.drop_duplicates(TYPED_FIELDS),
+    )
+
+
+@pytest.mark.usefixtures("sync")
+def test_typed_columns_link_and_merge_equal_pandas(people: pd.DataFrame) -> None:
+    typed = typed_people(people)
+    dleft, left = as_dask(typed.iloc[::2], 3)
+    dright, right = as_dask(typed.iloc[1::2], 2)
+    fields = ["given_name", "surname", "dob", "price"]
+    same(dleft.lsh.link(dright, fields).compute(), left.lsh.link(right, fields))
+    merged = dleft.lsh.merge(dright, fields, how="inner").compute()
+    same(merged, left.lsh.merge(right, fields, how="inner"))
+    assert merged["dob_x"].dtype == typed["dob"].dtype
+
+
 @pytest.mark.usefixtures("sync")
 def test_merge_from_parquet_with_categories_and_an_empty_side(
     people: pd.DataFrame, tmp_path: Any

@@ -114,19 +114,18 @@ def test_word_and_stopword_shingles():
 @pytest.mark.parametrize(
     "values",
     [
-        pd.Series([1, 2], name="age"),
-        pd.Series([1.5, None], name="score"),
-        pd.Series([True, False], name="flag"),
-        pd.Series(pd.to_datetime(["2020-01-01", "2021-01-01"]), name="dob"),
-        pd.Series(["a", 3], dtype=object, name="mixed"),
+        pd.Series([["a"], ["b"]], name="tags"),
+        pd.Series([{"a": 1}, None], name="attributes"),
+        pd.Series(["a", ["b"]], dtype=object, name="mixed"),
         pd.Series([b"ab", b"cd"], dtype=object, name="raw"),
-        pd.Series(pd.Categorical([1, 2]), name="codes"),
+        pd.Series([1 + 2j, 3j], name="complex"),
     ],
 )
-def test_non_text_columns_raise_with_the_fix(values):
+def test_values_without_text_raise_with_the_fix(values):
     with pytest.raises(lf.ColumnTypeError, match=r"astype\('str'\)") as info:
         lf.shingles(values)
     assert repr(values.name) in str(info.value)
+    assert str(values.dtype) in str(info.value)
     assert isinstance(info.value, TypeError)
 
 
