@@ -67,7 +67,7 @@ _SAMPLE_RECORDS = 2 * _SIMILARITY_SAMPLE
 #: many records of a table: a value shared by more does not single out an entity.
 IDENTIFIER_BUCKET = 10
 #: ... and when an exact key on it yields at most this many pairs per record.
-IDENTIFIER_PAIRS_PER_RECORD = 1
+IDENTIFIER_PAIRS_PER_RECORD = 2
 
 
 @dataclass(frozen=True)
@@ -729,10 +729,10 @@ def decide_keys(
                 decisions.append(f"{column}: exact key, identifies records ({facts})")
             else:
                 decisions.append(
-                    f"{column}: no key of its own ({facts}); part of the neighbours key"
+                    f"{column}: no key of its own ({facts}); part of the record key"
                 )
         record = Field(columns, tag_columns=True, name="record")
-        specs = [Field(columns, blocking="neighbours", name="neighbours")]
+        specs = [record]
     for spec in specs:
         if spec.blocking is None:
             decisions.append(f"{spec.label}: compared only, no blocking key")
@@ -1138,8 +1138,8 @@ def pairs_from_context(
     # keys together (value sorts are much faster than argsorts).
     _progress.step(f"building {total:,} pairs")
     coded_parts = []
-    for index, buckets in enumerate(kept):
-        if buckets is None:
+    for index, maybe_buckets in enumerate(kept):
+        if maybe_buckets is None:
             found = context.neighbours[index]
             # Already distinct and sorted by this code.
             code = found.left * np.int64(n_right) + found.right
@@ -1148,7 +1148,7 @@ def pairs_from_context(
         # Emit in slices so the temporaries stay small; only the 8-byte codes of
         # the pairs accumulate.
         slices = []
-        for chunk in buckets.chunks(_EMIT_PAIRS):
+        for chunk in maybe_buckets.chunks(_EMIT_PAIRS):
             left, right = pair_kernels.emit_pairs(chunk)
             slices.append(pair_kernels.sorted_unique(left * np.int64(n_right) + right))
         code = (
@@ -1389,7 +1389,7 @@ def report_row(
 def neighbours_row(
     key: BlockingKey, found: NeighbourPairs, keyed: int, total: int, cumulative: int
 ) -> dict[str, Any]:
-    """A neighbours key's row of the report: its distinct pairs, no buckets.
+    """Make a neighbours key's row of the report: its distinct pairs, no buckets.
 
     Its pairs are known exactly (they are bounded by the records' budgets), so
     they are not an upper bound like the bucket keys' counts.
@@ -1501,7 +1501,8 @@ def blocking_report(
         else None
     )
     found_so_far = np.zeros(0 if truth is None else truth[0].size, dtype=bool)
-    rows, largest = [], {}
+    rows: list[dict[str, Any]] = []
+    largest: dict[str, list[tuple[int, str]]] = {}
     cumulative = 0
     for index, key in enumerate(context.keys):
         keyed = int(context.left[index].valid.sum())

@@ -39,7 +39,15 @@ from lsh_frame._kernels import text as text_kernels
 from lsh_frame.config import ShingleConfig
 from lsh_frame.shingle import codepoints, normalize, text_array
 
-__all__ = ["DEDUPE", "LINK", "Budget", "NeighbourPairs", "neighbour_pairs", "record_tokens"]
+__all__ = [
+    "DEDUPE",
+    "LINK",
+    "Budget",
+    "NeighbourPairs",
+    "neighbour_pairs",
+    "record_tokens",
+]
+
 
 @dataclass(frozen=True)
 class Budget:
@@ -188,9 +196,7 @@ class NeighbourPairs:
         )
 
 
-def _cap(
-    frequencies: list[npt.NDArray[np.int64]], link: bool, budget: int
-) -> int:
+def _cap(frequencies: list[npt.NDArray[np.int64]], link: bool, budget: int) -> int:
     """Largest token frequency whose look-ups fit the work budget.
 
     Work of a token: ``df^2`` in one table (each holder visits every holder),
@@ -279,8 +285,10 @@ def neighbour_pairs(
     directions = [(0, 0)]
     if link:
         small, large = sorted(sizes)
-        directions = [(0, 1), (1, 0)] if large <= SIDE_RATIO * small else (
-            [(0, 1)] if sizes[0] <= sizes[1] else [(1, 0)]
+        directions = (
+            [(0, 1), (1, 0)]
+            if large <= SIDE_RATIO * small
+            else ([(0, 1)] if sizes[0] <= sizes[1] else [(1, 0)])
         )
     found_left, found_right, found_cosine, kept_counts = [], [], [], []
     work_done = 0
@@ -352,9 +360,7 @@ def _label_ranks(
     index: pd.Index,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """Rank of each record's label hash (ties by position), and its inverse."""
-    hashed = np.asarray(
-        pd.util.hash_pandas_object(index, index=False), dtype=np.uint64
-    )
+    hashed = np.asarray(pd.util.hash_pandas_object(index, index=False), dtype=np.uint64)
     order = np.lexsort((np.arange(hashed.size), hashed))
     ranks = np.empty(hashed.size, dtype=np.int64)
     ranks[order] = np.arange(hashed.size)
@@ -389,4 +395,3 @@ def _check(count: int, max_pairs: int) -> None:
             f"more than max_pairs={max_pairs:,}. Block on fewer or more specific "
             "columns, or raise max_pairs if the memory allows."
         )
-

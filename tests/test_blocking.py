@@ -142,9 +142,9 @@ def test_plain_columns_let_the_data_decide(customers):
     decided = "\n".join(context.decisions)
     assert "phone: exact key" in decided and "email: exact key" in decided
     assert "city: no key of its own" in decided
-    assert "neighbours: neighbours key" in decided
+    assert "record: lsh key" in decided
     labels = [key.label for key in context.keys]
-    assert labels[-1] == "neighbours" and "city" not in labels
+    assert labels[-1] == "record" and "city" not in labels
 
 
 def test_defaults_find_true_pairs(customers):

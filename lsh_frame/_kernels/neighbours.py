@@ -128,7 +128,7 @@ def expansion_sizes(
     postings: Postings,
     n_queries: int,
 ) -> npt.NDArray[np.int64]:
-    """Postings each query record would visit (its look-up work)."""
+    """Count the postings each query record would visit (its look-up work)."""
     return np.bincount(
         query_records, weights=postings.counts[query_tokens], minlength=n_queries
     ).astype(np.int64)
@@ -192,10 +192,12 @@ def neighbour_lists(
         if starts.size
         else np.empty(0, np.uint64)
     )
+    # Sharing only tokens every record holds (weight 0) is no evidence at all.
+    evidence = sums > 0
     local_query, neighbour = np.divmod(
-        codes[starts].astype(np.int64), np.int64(n_index)
+        codes[starts][evidence].astype(np.int64), np.int64(n_index)
     )
-    cosine = sums.astype(np.float64) / (
+    cosine = sums[evidence].astype(np.float64) / (
         query_norms[local_query + first] * index_norms[neighbour]
     )
     # Rank by one value sort of (query, cosine descending, neighbour) packed in

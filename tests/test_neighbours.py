@@ -1,0 +1,243 @@
+"""The neighbours key: each record's most similar records by weighted tokens."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import lsh_frame as lf
+from lsh_frame import neighbours
+from lsh_frame._kernels import neighbours as kernel
+
+WORDS = ["acme", "corp", "sony", "tv", "x100", "x200", "blue", "red", "ltd", "inc"]
+
+
+def _brute_force(frames, columns, budget):
+    """The same neighbours from a plain quadratic loop over token sets."""
+    sides = [neighbours.record_tokens(frame, columns, owner="test") for frame in frames]
+    sets = []
+    for (records, hashes), frame in zip(sides, frames, strict=True):
+        per_record = [set() for _ in range(len(frame))]
+        for record, token in zip(records.tolist(), hashes.tolist(), strict=True):
+            per_record[record].add(token)
+        sets.append(per_record)
+    frequency: dict[int, int] = {}
+    for per_record in sets:
+        for tokens in per_record:
+            for token in tokens:
+                frequency[token] = frequency.get(token, 0) + 1
+    total = sum(len(frame) for frame in frames)
+    vocabulary = np.array(sorted(frequency), dtype=np.uint64)
+    counts = np.array([frequency[int(t)] for t in vocabulary], dtype=np.int64)
+    quantised = dict(
+        zip(
+            vocabulary.tolist(),
+            kernel.quantised_weights(counts, total).tolist(),
+            strict=True,
+        )
+    )
+
+    def norm(tokens):
+        return math.sqrt(sum(quantised[t] for t in tokens))
+
+    link = len(frames) == 2
+    ties = [neighbours._label_ranks(frame.index)[0] for frame in frames]
+    found = set()
+    directions = [(0, 1), (1, 0)] if link else [(0, 0)]
+    for query_side, index_side in directions:
+        for q, q_tokens in enumerate(sets[query_side]):
+            scored = []
+            for r, r_tokens in enumerate(sets[index_side]):
+                if not link and r == q:
+                    continue
+                shared = q_tokens & r_tokens
+                if not sum(quantised[t] for t in shared):
+                    continue
+                cosine = sum(quantised[t] for t in shared) / (
+                    norm(q_tokens) * norm(r_tokens)
+                )
+                scored.append((-cosine, ties[index_side][r], r, cosine))
+            if not scored:
+                continue
+            scored.sort()
+            best = scored[0][3]
+            close = sum(
+                1
+                for *_, cosine in scored
+                if cosine >= budget.relative * best - 1e-6
+                and cosine >= budget.floor - 1e-6
+            )
+            keep = min(budget.factor * close + budget.least, budget.most)
+            for _, _, r, _ in scored[:keep]:
+                if link:
+                    found.add((q, r) if query_side == 0 else (r, q))
+                else:
+                    found.add((min(q, r), max(q, r)))
+    return found
+
+
+def _frame(rows):
+    return pd.DataFrame({"name": rows}, index=[f"r{i}" for i in range(len(rows))])
+
+
+names = st.lists(
+    st.lists(st.sampled_from(WORDS), min_size=0, max_size=4).map(" ".join),
+    min_size=1,
+    max_size=25,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(names)
+def test_dedupe_neighbours_match_brute_force(rows):
+    frame = _frame(rows)
+    result = neighbours.neighbour_pairs([frame], ["name"], owner="test")
+    got = set(zip(result.left.tolist(), result.right.tolist(), strict=True))
+    expected = _brute_force([frame], ["name"], neighbours.DEDUPE)
+    assert got == expected
+
+
+@settings(max_examples=30, deadline=None)
+@given(names, names)
+def test_link_neighbours_match_brute_force(left_rows, right_rows):
+    left, right = _frame(left_rows), _frame(right_rows)
+    result = neighbours.neighbour_pairs([left, right], ["name"], owner="test")
+    got = set(zip(result.left.tolist(), result.right.tolist(), strict=True))
+    expected = _brute_force([left, right], ["name"], neighbours.LINK)
+    small, large = sorted([len(left), len(right)])
+    if large <= neighbours.SIDE_RATIO * small:
+        assert got == expected
+    else:
+        # Only the smaller table looks up: a subset of both ways.
+        assert got <= expected
+
+
+def test_pairs_are_canonical_and_cosines_in_range():
+    people = lf.datasets.make_customers(400, seed=2)
+    result = neighbours.neighbour_pairs(
+        [people], ["given_name", "surname", "street_address"], owner="test"
+    )
+    assert (result.left < result.right).all()
+    codes = result.left * len(people) + result.right
+    assert (np.diff(codes) > 0).all()  # distinct and sorted
+    assert ((result.cosine > 0) & (result.cosine <= 1)).all()
+
+
+def test_neighbours_do_not_depend_on_row_order():
+    people = lf.datasets.make_customers(600, seed=4).drop(columns="entity_id")
+    field = lf.Field(["given_name", "surname", "city"], blocking="neighbours")
+    first = lf.candidates(people, [field])
+    shuffled = people.sample(frac=1.0, random_state=7)
+    second = lf.candidates(shuffled, [field])
+
+    def as_set(pairs):
+        return {frozenset(pair) for pair in zip(pairs["left"], pairs["right"])}
+
+    assert as_set(first) == as_set(second)
+
+
+def test_neighbours_find_products_written_differently():
+    left = pd.DataFrame(
+        {"title": ["Sony Bravia KDL-40 LCD TV", "Canon EOS 450D camera body",
+                   "Apple iPod nano 8GB blue", "Bose QuietComfort 3 headphones"]},
+        index=[10, 11, 12, 13],
+    )
+    right = pd.DataFrame(
+        {"title": ["KDL40 Bravia 40in LCD television by Sony", "EOS-450D Canon SLR",
+                   "iPod Nano (8 GB) - Blue", "QC3 QuietComfort Bose"]},
+        index=[20, 21, 22, 23],
+    )
+    pairs = lf.candidates(
+        left, [lf.Field("title", blocking="neighbours")], other=right
+    )
+    found = set(zip(pairs["left"], pairs["right"], strict=True))
+    assert {(10, 20), (11, 21), (12, 22), (13, 23)} <= found
+    assert set(pairs["found_by"]) == {"title"}
+
+
+def test_neighbours_united_with_other_keys_and_reported():
+    people = lf.datasets.make_customers(1_000, seed=5)
+    fields = [
+        lf.Field(["given_name", "surname", "street_address"], blocking="neighbours",
+                 name="near"),
+        lf.Field("email", blocking="exact"),
+    ]
+    pairs = lf.candidates(people, fields)
+    near = lf.candidates(people, fields[:1])
+    exact = lf.candidates(people, fields[1:])
+
+    def as_set(frame):
+        return set(zip(frame["left"], frame["right"], strict=True))
+
+    assert as_set(pairs) == as_set(near) | as_set(exact)
+    assert set(pairs["found_by"].cat.categories) <= {"near", "email", "near|email"}
+    truth = lf.datasets.true_pairs(people["entity_id"])
+    report = lf.blocking_report(people, fields, true_pairs=truth)
+    row = report.table.set_index("key").loc["near"]
+    assert row["pairs"] == len(near)
+    assert row["how"].startswith("most similar records")
+    found = as_set(near) & set(zip(truth["left"], truth["right"], strict=True))
+    assert row["pairs_completeness"] == pytest.approx(len(found) / len(truth))
+    assert any(line.startswith("near: neighbours key") for line in report.decisions)
+
+
+def test_a_small_batch_only_looks_up_the_large_table():
+    people = lf.datasets.make_customers(2_000, seed=6).drop(columns="entity_id")
+    batch = people.iloc[:10]
+    rest = people.iloc[10:]
+    field = lf.Field(["given_name", "surname", "email"], blocking="neighbours")
+    pairs = lf.candidates(batch, [field], other=rest)
+    per_record = pairs.groupby("left").size()
+    assert per_record.max() <= neighbours.LINK.most
+    assert len(pairs) <= 10 * (neighbours.LINK.most)
+    assert set(pairs["left"]) <= set(batch.index)
+
+
+def test_records_without_tokens_get_no_neighbours_and_are_counted():
+    frame = pd.DataFrame({"name": ["acme corp", None, "", "acme corp ltd", "---"]})
+    field = lf.Field("name", blocking="neighbours")
+    pairs = lf.candidates(frame, [field])
+    assert set(zip(pairs["left"], pairs["right"], strict=True)) == {(0, 3)}
+    row = lf.blocking_report(frame, [field]).table.iloc[0]
+    assert row["records_without_key"] == 3
+
+
+def test_neighbour_pairs_respect_max_pairs():
+    people = lf.datasets.make_customers(500, seed=1)
+    field = lf.Field(["given_name", "surname", "city"], blocking="neighbours")
+    with pytest.raises(lf.TooManyPairsError, match="max_pairs=10"):
+        lf.candidates(people, [field], max_pairs=10)
+
+
+def test_work_is_bounded_by_the_cap():
+    # A token every record holds is never looked up: its postings would be
+    # quadratic; the records still find each other through rarer tokens.
+    frame = pd.DataFrame({"name": [f"common word{i % 50}" for i in range(2_000)]})
+    budget_before = neighbours.WORK_FLOOR
+    try:
+        neighbours.WORK_FLOOR = 200_000
+        result = neighbours.neighbour_pairs([frame], ["name"], owner="test")
+    finally:
+        neighbours.WORK_FLOOR = budget_before
+    assert result.cap < 2_000
+    assert result.work <= 200_000 + 2_000 * result.cap
+    assert result.left.size > 0
+
+
+def test_chunks_cover_every_record_once():
+    work = np.array([5, 0, 3_000_000, 2_000_000, 1, 7_000_000, 0], dtype=np.int64)
+    bounds = neighbours._chunks(work, n_index=10)
+    assert bounds[0][0] == 0 and bounds[-1][1] == work.size
+    assert all(a[1] == b[0] for a, b in zip(bounds, bounds[1:], strict=False))
+    for first, stop in bounds:
+        assert stop - first == 1 or work[first:stop].sum() <= neighbours.CHUNK_WORK
+
+
+def test_field_refuses_unknown_blocking_kind():
+    with pytest.raises(lf.ConfigError, match="'neighbours'"):
+        lf.Field("name", blocking="nearest")
