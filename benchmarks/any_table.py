@@ -1,0 +1,138 @@
+"""Blocking on tables that are not customer records: pairs completeness and cost.
+
+What it measures
+----------------
+For each development data set in ``../shared/data`` (see ``_datasets.py``),
+called as a new user would, with plain column names and no per-data-set
+settings, two blockings side by side in the same run:
+
+- ``defaults``: ``lf.candidates(left, columns, other=right)`` (exact keys on
+  identifier-like columns and one record-level LSH key);
+- ``neighbours``: ``lf.candidates(left, [lf.Field(columns,
+  blocking="neighbours")], other=right)``: each record's most similar records
+  by IDF-weighted token cosine, k per record read off its own scores.
+
+Reported per data set and blocking: records, true pairs, candidate pairs,
+pairs completeness (share of true pairs among the candidates), wall time (best
+of ``--repeat``), and the issue's bar (completeness at most so many
+candidates) with PASS/MISS. The truth is only used to score; nothing is tuned
+on it.
+
+Data: ``../shared/data`` next to the repository or ``$LSH_FRAME_DATA``; a data
+set whose files are missing is skipped with a message (its sources are listed
+in ``../shared/data/README.md``).
+
+How to run::
+
+    python benchmarks/any_table.py              # every data set (~1 minute)
+    python benchmarks/any_table.py --only cora abt_buy
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _common  # noqa: E402
+from _datasets import LOADERS, Task  # noqa: E402
+
+import lsh_frame as lf  # noqa: E402
+
+#: The issue's bars: (pairs completeness at least, candidates at most).
+BARS = {
+    "febrl4": (0.999, 25_000),
+    "febrl3": (0.995, 60_000),
+    "abt_buy": (0.95, 10_000),
+    "cora": (0.95, 60_000),
+    "imdb_tmdb": (0.95, 60_000),
+    "historical_50k": (0.95, 2_000_000),
+    "fake_1000": (None, None),
+}
+
+
+def completeness(task: Task, pairs: pd.DataFrame) -> float:
+    right = task.right if task.right is not None else task.left
+    n_right = len(right)
+    left_at = task.left.index.get_indexer(task.truth["left"]).astype(np.int64)
+    right_at = right.index.get_indexer(task.truth["right"]).astype(np.int64)
+    found_left = task.left.index.get_indexer(pairs["left"]).astype(np.int64)
+    found_right = right.index.get_indexer(pairs["right"]).astype(np.int64)
+    if task.right is None:
+        left_at, right_at = np.minimum(left_at, right_at), np.maximum(left_at, right_at)
+        found_left, found_right = (
+            np.minimum(found_left, found_right),
+            np.maximum(found_left, found_right),
+        )
+    truth = left_at * n_right + right_at
+    return float(np.isin(truth, found_left * n_right + found_right).mean())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="*", choices=sorted(LOADERS))
+    parser.add_argument("--repeat", type=int, default=1)
+    arguments = parser.parse_args()
+    warnings.simplefilter("ignore")
+    print(_common.report_header("Blocking on any table", ["numpy", "pandas", "pyarrow"]))
+    rows = []
+    for name in arguments.only or list(LOADERS):
+        try:
+            task = LOADERS[name]()
+        except FileNotFoundError as error:
+            print(f"skipped {name}: {error}", file=sys.stderr)
+            continue
+        blockings = {
+            "defaults": task.columns,
+            "neighbours": [lf.Field(task.columns, blocking="neighbours")],
+        }
+        least, most = BARS[name]
+        for label, fields in blockings.items():
+            times = []
+            for _ in range(arguments.repeat):
+                started = time.perf_counter()
+                pairs = lf.candidates(task.left, fields, other=task.right)
+                times.append(time.perf_counter() - started)
+            found = completeness(task, pairs)
+            ok = None if least is None else (found >= least and len(pairs) <= most)
+            rows.append(
+                [
+                    task.name,
+                    label,
+                    f"{task.records:,}",
+                    f"{len(task.truth):,}",
+                    f"{len(pairs):,}",
+                    f"{found:.4f}",
+                    f"{min(times):.2f} s",
+                    "—" if least is None else f"≥ {least} at ≤ {most:,}",
+                    _common.pass_miss(ok) if ok is not None else "—",
+                ]
+            )
+            print(f"{task.name} {label}: done", file=sys.stderr)
+    print(
+        _common.markdown_table(
+            [
+                "data set",
+                "blocking",
+                "records",
+                "true pairs",
+                "candidates",
+                "pairs completeness",
+                "time",
+                "bar",
+                "",
+            ],
+            rows,
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
