@@ -266,7 +266,7 @@ def _columns_of(part: pd.DataFrame, columns: list[Any]) -> pd.DataFrame:
 
 
 def _gathered(table: Table, columns: list[Any]) -> pd.DataFrame:
-    """A whole table's given columns on the client, rows in position order.
+    """Gather a whole table's given columns to the client, rows in position order.
 
     Read from the table's own partitions, so row ``i`` is the record the
     engine numbers ``i`` (the pandas position).
@@ -511,7 +511,7 @@ def _emit(
 def _neighbour_codes(
     found: dict[int, NeighbourPairs], n_right: int, left: Table
 ) -> list[Any]:
-    """The neighbours keys' coded pairs, one piece per target left partition.
+    """Code the neighbours keys' pairs, one piece per target left partition.
 
     They join the bucket keys' pairs in the same union, with their key's bit.
     """
@@ -957,7 +957,8 @@ def report(
         {"kid": np.int64, "band": np.int64, "size": np.int64, "right": np.int64}
     )
     found_so_far = np.zeros(0 if truth is None else truth[0].size, dtype=bool)
-    rows, largest = [], {}
+    rows: list[dict[str, Any]] = []
+    largest: dict[str, list[tuple[int, str]]] = {}
     cumulative = 0
     total = sum(table.rows for table in tables)
     for kid, key in enumerate(keys):
