@@ -197,6 +197,27 @@ def test_link_report_and_neighbours_field_equal_pandas(
 
 
 @pytest.mark.usefixtures("sync")
+def test_neighbours_on_categories_that_differ_between_partitions(
+    people: pd.DataFrame,
+) -> None:
+    pieces = []
+    for start in range(0, 600, 200):
+        piece = people.iloc[start : start + 200].astype({"surname": "category"})
+        known = sorted(piece["surname"].dropna().unique())
+        pieces.append(piece.assign(surname=piece["surname"].cat.set_categories(known)))
+    ddf = dd.from_delayed(
+        [dask.delayed(piece) for piece in pieces],
+        meta=pieces[0].iloc[:0],
+        verify_meta=False,
+    )
+    df = ddf.compute()
+    assert df["surname"].dtype == "category"  # Dask unites the categories
+    fields = [lf.Field(["given_name", "surname", "city"], blocking="neighbours")]
+    same(ddf.lsh.candidates(fields).compute(), df.lsh.candidates(fields))
+    same(ddf.lsh.dedupe(COLUMNS).compute(), df.lsh.dedupe(COLUMNS))
+
+
+@pytest.mark.usefixtures("sync")
 def test_score_keeps_the_pairs_partitions_order_and_index(people: pd.DataFrame) -> None:
     ddf, df = as_dask(people, 4)
     pairs = df.lsh.candidates(COLUMNS)[["left", "right"]]

@@ -33,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 from dask import delayed
+from dask.dataframe.dispatch import concat
 
 from lsh_frame import _progress
 from lsh_frame._kernels import pairs as pair_kernels
@@ -276,7 +277,9 @@ def _gathered(table: Table, columns: list[Any]) -> pd.DataFrame:
     )
     if not table.loaded:
         table.receive([piece.index for piece in pieces])
-    frame = pd.concat(pieces) if len(pieces) > 1 else pieces[0]
+    # Dask's own concatenation, so dtypes are those of ddf.compute() (categories
+    # that differ between partitions are united, as pandas would see them).
+    frame = concat(pieces) if len(pieces) > 1 else pieces[0]
     if len(frame) != table.rows:
         raise LshFrameError(
             f"The '{table.role}' frame gave {len(frame):,} rows when its key "
