@@ -83,7 +83,7 @@ def test_candidates_and_report_equal_pandas(
     ddf, df = as_dask(people, partitions)
     truth = lf.datasets.true_pairs(df["entity_id"])
     cases: list[tuple[Any, int]] = [
-        (COLUMNS, 1_000),  # the data decides: exact keys and a record LSH key
+        (COLUMNS, 1_000),  # the data decides: exact keys and a neighbours key
         ([lf.Field("city", blocking="exact"), lf.Field("surname", threshold=0.5)], 6),
     ]
     for fields, max_bucket in cases:
@@ -91,6 +91,8 @@ def test_candidates_and_report_equal_pandas(
         want, want_warnings = quietly(df.lsh.candidates, fields, max_bucket=max_bucket)
         same(got, want)
         assert got_warnings == want_warnings
+        if fields is COLUMNS:  # the neighbours key found pairs, alone or not
+            assert want["found_by"].str.contains("neighbours").any()
         got_report = ddf.lsh.blocking_report(
             fields, max_bucket=max_bucket, true_pairs=truth
         )
@@ -123,6 +125,96 @@ def test_pairs_equal_pandas_for_every_decision(
             ddf.lsh.pairs(COLUMNS, **options).compute(),
             df.lsh.pairs(COLUMNS, **options),
         )
+
+
+@pytest.mark.usefixtures("sync")
+@pytest.mark.parametrize("partitions", PARTITIONS)
+def test_a_given_neighbours_field_equals_pandas(
+    people: pd.DataFrame, partitions: int
+) -> None:
+    ddf, df = as_dask(people, partitions)
+    truth = lf.datasets.true_pairs(df["entity_id"])
+    fields = [
+        lf.Field("email", blocking="exact"),
+        lf.Field(["given_name", "surname", "street_address"], blocking="neighbours"),
+        lf.Field("surname", threshold=0.6),
+        lf.Field("date_of_birth", blocking=None),
+    ]
+    want = df.lsh.candidates(fields)
+    same(ddf.lsh.candidates(fields).compute(), want)
+    labels = set(want["found_by"].cat.categories)
+    assert any("given_name" in label and "|" in label for label in labels)
+    got_report = ddf.lsh.blocking_report(fields, true_pairs=truth)
+    want_report = df.lsh.blocking_report(fields, true_pairs=truth)
+    pd.testing.assert_frame_equal(got_report.table, want_report.table)
+    assert got_report.decisions == want_report.decisions
+    assert got_report.largest_buckets == want_report.largest_buckets
+    assert any("neighbours key" in line for line in want_report.decisions)
+    same(ddf.lsh.pairs(fields).compute(), df.lsh.pairs(fields))
+    same(ddf.lsh.dedupe(fields).compute(), df.lsh.dedupe(fields))
+    # The neighbours key alone, and its pairs over max_pairs as pandas refuses them.
+    alone = [lf.Field(COLUMNS, blocking="neighbours")]
+    same(ddf.lsh.candidates(alone).compute(), df.lsh.candidates(alone))
+    with pytest.raises(TooManyPairsError) as want_error:
+        df.lsh.candidates(alone, max_pairs=10)
+    with pytest.raises(TooManyPairsError) as got_error:
+        ddf.lsh.candidates(alone, max_pairs=10)
+    assert str(got_error.value) == str(want_error.value)
+
+
+@pytest.mark.usefixtures("sync")
+@pytest.mark.parametrize(("left_parts", "right_parts"), [(1, 1), (3, 2)])
+def test_link_report_and_neighbours_field_equal_pandas(
+    people: pd.DataFrame, left_parts: int, right_parts: int
+) -> None:
+    dleft, left = as_dask(people.iloc[::2], left_parts)
+    dright, right = as_dask(people.iloc[1::2], right_parts)
+    truth = (
+        left["entity_id"]
+        .rename_axis("left")
+        .reset_index()
+        .merge(right["entity_id"].rename_axis("right").reset_index())[["left", "right"]]
+    )
+    assert len(truth)
+    given = [
+        lf.Field(["given_name", "surname", "email"], blocking="neighbours"),
+        lf.Field("date_of_birth", blocking="exact"),
+    ]
+    for fields in (COLUMNS, given):
+        want = left.lsh.candidates(fields, other=right)
+        same(dleft.lsh.candidates(fields, other=dright).compute(), want)
+        got_report = dleft.lsh.blocking_report(fields, other=dright, true_pairs=truth)
+        want_report = left.lsh.blocking_report(fields, other=right, true_pairs=truth)
+        pd.testing.assert_frame_equal(got_report.table, want_report.table)
+        assert got_report.decisions == want_report.decisions
+        assert got_report.largest_buckets == want_report.largest_buckets
+        assert (want_report.table["key"] == "neighbours").sum() == (fields is COLUMNS)
+        same(dleft.lsh.link(dright, fields).compute(), left.lsh.link(right, fields))
+        same(
+            dleft.lsh.merge(dright, fields, how="left").compute(),
+            left.lsh.merge(right, fields, how="left"),
+        )
+
+
+@pytest.mark.usefixtures("sync")
+def test_neighbours_on_categories_that_differ_between_partitions(
+    people: pd.DataFrame,
+) -> None:
+    pieces = []
+    for start in range(0, 600, 200):
+        piece = people.iloc[start : start + 200].astype({"surname": "category"})
+        known = sorted(piece["surname"].dropna().unique())
+        pieces.append(piece.assign(surname=piece["surname"].cat.set_categories(known)))
+    ddf = dd.from_delayed(
+        [dask.delayed(piece) for piece in pieces],
+        meta=pieces[0].iloc[:0],
+        verify_meta=False,
+    )
+    df = ddf.compute()
+    assert df["surname"].dtype == "category"  # Dask unites the categories
+    fields = [lf.Field(["given_name", "surname", "city"], blocking="neighbours")]
+    same(ddf.lsh.candidates(fields).compute(), df.lsh.candidates(fields))
+    same(ddf.lsh.dedupe(COLUMNS).compute(), df.lsh.dedupe(COLUMNS))
 
 
 @pytest.mark.usefixtures("sync")

@@ -13,6 +13,12 @@
 5. Emit pairs as coded integers, route them to the partition of their left
    record, and deduplicate there: each output partition holds the pairs of its
    left rows in the order pandas gives them.
+
+A neighbours key is the exception: it needs every token's frequency over the
+whole table and each record's full neighbour list, so only its columns are
+gathered to the client (in the engine's row order, so positions are the pandas
+positions), :func:`lsh_frame.neighbours.neighbour_pairs` runs there once, and
+its pairs join the others at step 5 as coded integers with the key's bit.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 from dask import delayed
+from dask.dataframe.dispatch import concat
 
 from lsh_frame import _progress
 from lsh_frame._kernels import pairs as pair_kernels
@@ -44,6 +51,7 @@ from lsh_frame.blocking import (
     _as_fields,
     _exact_keys,
     _found_by,
+    _neighbours_found,
     _sample_text,
     _side_keys,
     _true_pair_positions,
@@ -55,6 +63,7 @@ from lsh_frame.blocking import (
     field_signatures,
     label_hashes,
     merge_counts,
+    neighbours_row,
     report_row,
     sample_rows,
     sample_similarity,
@@ -66,7 +75,10 @@ from lsh_frame.dask._tables import (
     compute,
     persist,
     route,
+    shared_pieces,
 )
+from lsh_frame.errors import LshFrameError
+from lsh_frame.neighbours import NeighbourPairs, neighbour_pairs
 
 #: Hidden columns that carry pairs' row positions between internal stages.
 LEFT_POSITION, RIGHT_POSITION = "__lsh_left", "__lsh_right"
@@ -218,13 +230,18 @@ def resolve(
     num_perm: int,
     seed: int,
     owner: str,
-) -> tuple[list[BlockingKey], list[str]]:
-    """Decide the blocking keys exactly as :func:`lsh_frame.blocking.resolve`."""
+    max_pairs: int | None = None,
+) -> tuple[list[BlockingKey], list[str], dict[int, NeighbourPairs]]:
+    """Decide the blocking keys exactly as :func:`lsh_frame.blocking.resolve`.
+
+    Also finds the pairs of each neighbours key (by the key's position), and
+    adds its decision line as pandas does.
+    """
     specs, plain = _as_fields(fields, owner)
     columns = [column for spec in specs for column in spec.columns] if plain else []
     seed = check_int(seed, "seed", owner, minimum=0)
     source = _DaskSource(tables, columns, seed, owner)
-    return decide_keys(
+    keys, decisions = decide_keys(
         source,
         fields,
         threshold=threshold,
@@ -233,6 +250,44 @@ def resolve(
         seed=seed,
         owner=owner,
     )
+    found: dict[int, NeighbourPairs] = {}
+    for index, key in enumerate(keys):
+        if key.kind == "neighbours":
+            _progress.step(f"finding neighbours ({key.label})")
+            frames = [_gathered(table, list(key.field.columns)) for table in tables]
+            found[index] = neighbour_pairs(
+                frames, key.field.columns, owner=owner, max_pairs=max_pairs
+            )
+            decisions.append(f"{key.label}: {found[index].describe()}")
+    return keys, decisions, found
+
+
+def _columns_of(part: pd.DataFrame, columns: list[Any]) -> pd.DataFrame:
+    return part[columns]
+
+
+def _gathered(table: Table, columns: list[Any]) -> pd.DataFrame:
+    """Gather a whole table's given columns to the client, rows in position order.
+
+    Read from the table's own partitions, so row ``i`` is the record the
+    engine numbers ``i`` (the pandas position).
+    """
+    pieces = list(
+        compute(*[delayed(_columns_of)(part, columns) for part in table.parts])
+    )
+    if not table.loaded:
+        table.receive([piece.index for piece in pieces])
+    # Dask's own concatenation, so dtypes are those of ddf.compute() (categories
+    # that differ between partitions are united, as pandas would see them).
+    frame = concat(pieces) if len(pieces) > 1 else pieces[0]
+    if len(frame) != table.rows:
+        raise LshFrameError(
+            f"The '{table.role}' frame gave {len(frame):,} rows when its key "
+            f"columns were read, but {table.rows:,} before. Its partitions must "
+            "give the same rows every time they are computed: persist() the "
+            "frame first."
+        )
+    return frame
 
 
 # ----------------------------------------------------------------------------
@@ -286,6 +341,8 @@ def _part_keys(
     """Return a partition's keys as a long table (a row per record, key and band)."""
     keys_parts, codes = [], []
     for kid, key in enumerate(keys):
+        if key.kind == "neighbours":  # found on the client, no bucket keys
+            continue
         side_keys = _side_keys(
             part,
             key,
@@ -454,6 +511,39 @@ def _emit(
     return pd.DataFrame({"coded": coded, TARGET: target.astype(np.int64)})
 
 
+def _neighbour_codes(
+    found: dict[int, NeighbourPairs], n_right: int, left: Table
+) -> list[Any]:
+    """Code the neighbours keys' pairs, one piece per target left partition.
+
+    They join the bucket keys' pairs in the same union, with their key's bit.
+    """
+    if not found:
+        return []
+    coded = np.concatenate(
+        [
+            ((pairs.left * np.int64(n_right) + pairs.right) << np.int64(_KEY_BITS))
+            | np.int64(kid)
+            for kid, pairs in found.items()
+        ]
+    )
+    left_rows = (coded >> np.int64(_KEY_BITS)) // np.int64(n_right)
+    order = np.argsort(left_rows, kind="stable")
+    coded, left_rows = coded[order], left_rows[order]
+    bounds = np.searchsorted(left_rows, left.offsets[1:-1], side="left")
+    pieces = np.split(coded, bounds)
+    return [
+        delayed(_coded_part)(piece, target)
+        for target, piece in enumerate(shared_pieces(pieces))
+    ]
+
+
+def _coded_part(coded: npt.NDArray[np.int64], target: int) -> pd.DataFrame:
+    return pd.DataFrame(
+        {"coded": coded, TARGET: np.full(len(coded), target, dtype=np.int64)}
+    )
+
+
 def _unite(part: pd.DataFrame, n_right: int) -> pd.DataFrame:
     """Return the distinct pairs of a left partition, in order, with key masks."""
     coded = np.sort(part["coded"].to_numpy(np.int64))
@@ -577,7 +667,7 @@ def build_candidates(
     """Candidate pairs as positions (the pandas algorithm, partition by partition)."""
     max_bucket = check_int(max_bucket, "max_bucket", owner, minimum=2)
     max_pairs = check_int(max_pairs, "max_pairs", owner, minimum=0)
-    keys, _ = resolve(  # the decisions are the report's, not the pairs'
+    keys, _, found = resolve(  # the decisions are the report's, not the pairs'
         tables,
         fields,
         threshold=threshold,
@@ -585,6 +675,7 @@ def build_candidates(
         num_perm=num_perm,
         seed=seed,
         owner=owner,
+        max_pairs=max_pairs,
     )
     shuffled = shuffled_keys(
         tables,
@@ -606,7 +697,12 @@ def build_candidates(
     dropped = pd.concat(
         [shuffled.heavy, *[stat[0] for stat in stats]], ignore_index=True
     )
-    counts = [sum(stat[1].get(kid, 0) for stat in stats) for kid in range(len(keys))]
+    counts = [
+        int(found[kid].left.size)
+        if kid in found
+        else sum(stat[1].get(kid, 0) for stat in stats)
+        for kid in range(len(keys))
+    ]
     _warn_dropped(tables[0], keys, dropped, max_bucket, link)
     check_pair_count(keys, counts, max_pairs)
     total = sum(counts)
@@ -614,6 +710,7 @@ def build_candidates(
     left = tables[0]
     n_right = tables[-1].rows
     emitted = persist([delayed(_emit)(part, n_right, left.offsets) for part in grouped])
+    emitted += _neighbour_codes(found, n_right, left)
     del grouped
     sent = int(sum(compute(*[delayed(len)(part) for part in emitted])))
     meta = pd.DataFrame({"coded": np.empty(0, np.int64), TARGET: np.empty(0, np.int64)})
@@ -814,7 +911,7 @@ def report(
 ) -> BlockingReport:
     """Compute the :func:`lsh_frame.blocking_report` of partitioned tables."""
     max_bucket = check_int(max_bucket, "max_bucket", owner, minimum=2)
-    keys, decisions = resolve(
+    keys, decisions, neighbours = resolve(
         tables,
         fields,
         threshold=threshold,
@@ -830,6 +927,7 @@ def report(
         right=[] if link else None,
         left_index=tables[0].index,
         right_index=tables[1].index if link else None,
+        neighbours=neighbours,
     )
     truth = (
         _true_pair_positions(true_pairs, context, owner)
@@ -862,10 +960,28 @@ def report(
         {"kid": np.int64, "band": np.int64, "size": np.int64, "right": np.int64}
     )
     found_so_far = np.zeros(0 if truth is None else truth[0].size, dtype=bool)
-    rows, largest = [], {}
+    rows: list[dict[str, Any]] = []
+    largest: dict[str, list[tuple[int, str]]] = {}
     cumulative = 0
     total = sum(table.rows for table in tables)
     for kid, key in enumerate(keys):
+        if key.kind == "neighbours":
+            found_pairs = neighbours[kid]
+            row = neighbours_row(
+                key,
+                found_pairs,
+                sum(int(mask.sum()) for mask in found_pairs.keyed),
+                total,
+                cumulative,
+            )
+            cumulative = row["cumulative_pairs"]
+            if truth is not None:
+                found = _neighbours_found(context, kid, *truth)
+                found_so_far |= found
+                add_completeness(row, found, found_so_far)
+            rows.append(row)
+            largest[key.label] = []
+            continue
         parts = [summary[kid] for summary in summaries if kid in summary]
         mine = heavy[heavy["kid"] == kid]
         sizes = np.concatenate(
