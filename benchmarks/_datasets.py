@@ -75,9 +75,11 @@ def _febrl_entity(frame: pd.DataFrame) -> pd.Series:
 def febrl3() -> Task:
     frame = _read_febrl("dataset3.csv")
     return Task(
-        "FEBRL3 dedupe", frame, None, list(frame.columns), _pairs_within(
-            _febrl_entity(frame)
-        )
+        "FEBRL3 dedupe",
+        frame,
+        None,
+        list(frame.columns),
+        _pairs_within(_febrl_entity(frame)),
     )
 
 
@@ -149,7 +151,12 @@ def historical_50k() -> Task:
     )
     frame = pd.read_parquet(path).set_index("unique_id")
     columns = [
-        "first_name", "surname", "dob", "birth_place", "postcode_fake", "occupation"
+        "first_name",
+        "surname",
+        "dob",
+        "birth_place",
+        "postcode_fake",
+        "occupation",
     ]
     return Task(
         "historical_50k dedupe", frame, None, columns, _pairs_within(frame["cluster"])

@@ -41,10 +41,10 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import _common  # noqa: E402
-from _datasets import LOADERS, Task  # noqa: E402
+import _common
+from _datasets import LOADERS, Task
 
-import lsh_frame as lf  # noqa: E402
+import lsh_frame as lf
 
 #: The issue's bars: (pairs completeness at least, candidates at most).
 BARS = {
@@ -81,7 +81,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1)
     arguments = parser.parse_args()
     warnings.simplefilter("ignore")
-    print(_common.report_header("Blocking on any table", ["numpy", "pandas", "pyarrow"]))
+    print(
+        _common.report_header("Blocking on any table", ["numpy", "pandas", "pyarrow"])
+    )
     rows = []
     for name in arguments.only or list(LOADERS):
         try:

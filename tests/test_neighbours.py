@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -136,25 +137,37 @@ def test_neighbours_do_not_depend_on_row_order():
     second = lf.candidates(shuffled, [field])
 
     def as_set(pairs):
-        return {frozenset(pair) for pair in zip(pairs["left"], pairs["right"])}
+        return {
+            frozenset(pair) for pair in zip(pairs["left"], pairs["right"], strict=True)
+        }
 
     assert as_set(first) == as_set(second)
 
 
 def test_neighbours_find_products_written_differently():
     left = pd.DataFrame(
-        {"title": ["Sony Bravia KDL-40 LCD TV", "Canon EOS 450D camera body",
-                   "Apple iPod nano 8GB blue", "Bose QuietComfort 3 headphones"]},
+        {
+            "title": [
+                "Sony Bravia KDL-40 LCD TV",
+                "Canon EOS 450D camera body",
+                "Apple iPod nano 8GB blue",
+                "Bose QuietComfort 3 headphones",
+            ]
+        },
         index=[10, 11, 12, 13],
     )
     right = pd.DataFrame(
-        {"title": ["KDL40 Bravia 40in LCD television by Sony", "EOS-450D Canon SLR",
-                   "iPod Nano (8 GB) - Blue", "QC3 QuietComfort Bose"]},
+        {
+            "title": [
+                "KDL40 Bravia 40in LCD television by Sony",
+                "EOS-450D Canon SLR",
+                "iPod Nano (8 GB) - Blue",
+                "QC3 QuietComfort Bose",
+            ]
+        },
         index=[20, 21, 22, 23],
     )
-    pairs = lf.candidates(
-        left, [lf.Field("title", blocking="neighbours")], other=right
-    )
+    pairs = lf.candidates(left, [lf.Field("title", blocking="neighbours")], other=right)
     found = set(zip(pairs["left"], pairs["right"], strict=True))
     assert {(10, 20), (11, 21), (12, 22), (13, 23)} <= found
     assert set(pairs["found_by"]) == {"title"}
@@ -163,8 +176,11 @@ def test_neighbours_find_products_written_differently():
 def test_neighbours_united_with_other_keys_and_reported():
     people = lf.datasets.make_customers(1_000, seed=5)
     fields = [
-        lf.Field(["given_name", "surname", "street_address"], blocking="neighbours",
-                 name="near"),
+        lf.Field(
+            ["given_name", "surname", "street_address"],
+            blocking="neighbours",
+            name="near",
+        ),
         lf.Field("email", blocking="exact"),
     ]
     pairs = lf.candidates(people, fields)
@@ -233,7 +249,7 @@ def test_chunks_cover_every_record_once():
     work = np.array([5, 0, 3_000_000, 2_000_000, 1, 7_000_000, 0], dtype=np.int64)
     bounds = neighbours._chunks(work, n_index=10)
     assert bounds[0][0] == 0 and bounds[-1][1] == work.size
-    assert all(a[1] == b[0] for a, b in zip(bounds, bounds[1:], strict=False))
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(bounds))
     for first, stop in bounds:
         assert stop - first == 1 or work[first:stop].sum() <= neighbours.CHUNK_WORK
 
