@@ -267,8 +267,10 @@ def as_written(frame: pd.DataFrame) -> pd.DataFrame:
 
     return pd.DataFrame(
         {
-            "given_name": frame["given_name"],
-            "surname": frame["surname"],
+            # Text stays text; a missing name is None whatever the string dtype
+            # (pandas 3's str dtype gives NaN from tolist()).
+            "given_name": [cell(v, str) for v in frame["given_name"]],
+            "surname": [cell(v, str) for v in frame["surname"]],
             "price": [cell(v, number) for v in frame["price"]],
             "dob": [cell(v, date) for v in frame["dob"]],
             "year": [cell(v, str) for v in frame["year"]],
