@@ -46,6 +46,7 @@ from lsh_frame.errors import (
     ConfigTypeError,
     TooManyPairsError,
 )
+from lsh_frame.identical import IDENTICAL, IdenticalRows, group_rows, row_hashes
 from lsh_frame.lsh import LshPlan, plan, plan_for_budget
 from lsh_frame.minhash import sign_array
 from lsh_frame.neighbours import NeighbourPairs, neighbour_pairs
@@ -1068,8 +1069,9 @@ def candidates(
     max_bucket = check_int(max_bucket, "max_bucket", owner, minimum=2)
     max_pairs = check_int(max_pairs, "max_pairs", owner, minimum=0)
     other = other_table(frame, fields, other, right_on, owner)
+    collapsed = collapse(frame, fields, other, owner)
     context = resolve(
-        frame,
+        frame if collapsed is None else collapsed.frame,
         fields,
         other=other,
         threshold=threshold,
@@ -1079,18 +1081,77 @@ def candidates(
         owner=owner,
         max_pairs=max_pairs,
     )
-    return pairs_from_context(context, max_bucket=max_bucket, max_pairs=max_pairs)
+    return pairs_from_context(
+        context, max_bucket=max_bucket, max_pairs=max_pairs, collapsed=collapsed
+    )
+
+
+@dataclass(frozen=True)
+class Collapsed:
+    """A frame with identical rows collapsed: blocking sees representatives only."""
+
+    rows: IdenticalRows
+    index: pd.Index  # the whole frame's labels
+    frame: pd.DataFrame  # the representatives' rows
+
+
+def collapse(
+    frame: pd.DataFrame, fields: Any, other: pd.DataFrame | None, owner: str
+) -> Collapsed | None:
+    """Group identical rows when deduplicating (None: nothing to collapse).
+
+    Each group is represented by its row with the smallest index label (so
+    the pairs do not depend on the rows' order). Linking collapses nothing:
+    identical rows of one table are not paired with each other there. Fields
+    whose columns are missing are left for :func:`resolve` to report.
+    """
+    if other is None and isinstance(frame, pd.DataFrame) and len(frame) > 1:
+        columns = field_columns(fields, owner)
+        if all(column in frame.columns for column in columns):
+            rows = group_rows(*row_hashes(frame, columns), label_rank(frame.index))
+            if rows.collapsed:
+                representatives = rows.representatives
+                return Collapsed(rows, frame.index, frame.iloc[representatives])
+    return None
+
+
+def label_rank(index: pd.Index) -> npt.NDArray[np.int64]:
+    """Return each row's position in label order (row order if unsortable)."""
+    if index.is_monotonic_increasing:
+        return np.arange(len(index), dtype=np.int64)
+    try:
+        order = index.argsort(kind="stable")
+    except TypeError:  # labels of mixed types have no order: keep the rows'
+        return np.arange(len(index), dtype=np.int64)
+    rank = np.empty(len(index), dtype=np.int64)
+    rank[order] = np.arange(len(index), dtype=np.int64)
+    return rank
+
+
+def identical_codes(
+    rows: IdenticalRows, n_right: int, key_index: int
+) -> npt.NDArray[np.int64]:
+    """Coded pairs (representative, member) of the ``"identical"`` key."""
+    earlier, later = rows.pairs()
+    code = earlier * np.int64(n_right) + later
+    return (code << np.int64(_KEY_BITS)) | np.int64(key_index)
 
 
 def check_pair_count(
-    keys: list[BlockingKey], counts: list[int], max_pairs: int
+    keys: list[BlockingKey], counts: list[int], max_pairs: int, identical: int = 0
 ) -> None:
-    """Raise :class:`TooManyPairsError` if the keys' pairs exceed ``max_pairs``."""
-    total = sum(counts)
+    """Raise :class:`TooManyPairsError` if the keys' pairs exceed ``max_pairs``.
+
+    ``identical`` counts the pairs joining identical rows to their
+    representative.
+    """
+    total = sum(counts) + identical
     if total > max_pairs:
         detail = ", ".join(
             f"'{key.label}' {count:,}" for key, count in zip(keys, counts, strict=True)
         )
+        if identical:
+            detail += f", '{IDENTICAL}' {identical:,}"
         raise TooManyPairsError(
             f"Blocking would build {total:,} candidate pairs (before removing pairs "
             f"found by several keys), more than max_pairs={max_pairs:,}: {detail}. "
@@ -1101,9 +1162,18 @@ def check_pair_count(
 
 
 def pairs_from_context(
-    context: BlockingContext, *, max_bucket: int, max_pairs: int
+    context: BlockingContext,
+    *,
+    max_bucket: int,
+    max_pairs: int,
+    collapsed: Collapsed | None = None,
 ) -> pd.DataFrame:
-    """Build, unite and label the candidate pairs of resolved keys."""
+    """Build, unite and label the candidate pairs of resolved keys.
+
+    With ``collapsed``, the context holds the representatives: their pairs
+    are mapped back to the whole frame and each other member of a group is
+    paired with its representative (found by ``"identical"``).
+    """
     kept: list[pair_kernels.Buckets | None] = []
     counts: list[int] = []
     for index, key in enumerate(context.keys):
@@ -1128,11 +1198,17 @@ def pairs_from_context(
             )
         kept.append(buckets)
         counts.append(int(buckets.pair_counts().sum()))
-    check_pair_count(context.keys, counts, max_pairs)
-    total = sum(counts)
+    identical = collapsed.rows.collapsed if collapsed is not None else 0
+    check_pair_count(context.keys, counts, max_pairs, identical)
+    total = sum(counts) + identical
     n_right = len(
         context.right_index if context.right_index is not None else context.left_index
     )
+    # Positions in the blocked frame → positions in the whole frame.
+    whole: npt.NDArray[np.int64] | None = None
+    if collapsed is not None:
+        whole = collapsed.rows.representatives
+        n_right = len(collapsed.index)
     # Each pair is coded as left * n_right + right, shifted by _KEY_BITS to carry
     # the index of the key that found it: one value sort then brings a pair's
     # keys together (value sorts are much faster than argsorts).
@@ -1141,8 +1217,11 @@ def pairs_from_context(
     for index, maybe_buckets in enumerate(kept):
         if maybe_buckets is None:
             found = context.neighbours[index]
-            # Already distinct and sorted by this code.
-            code = found.left * np.int64(n_right) + found.right
+            # Already distinct and sorted by this code (mapping keeps the order).
+            if whole is None:
+                code = found.left * np.int64(n_right) + found.right
+            else:
+                code = whole[found.left] * np.int64(n_right) + whole[found.right]
             coded_parts.append((code << np.int64(_KEY_BITS)) | np.int64(index))
             continue
         # Emit in slices so the temporaries stay small; only the 8-byte codes of
@@ -1150,6 +1229,8 @@ def pairs_from_context(
         slices = []
         for chunk in maybe_buckets.chunks(_EMIT_PAIRS):
             left, right = pair_kernels.emit_pairs(chunk)
+            if whole is not None:
+                left, right = whole[left], whole[right]
             slices.append(pair_kernels.sorted_unique(left * np.int64(n_right) + right))
         code = (
             pair_kernels.sorted_unique(np.concatenate(slices))
@@ -1157,6 +1238,10 @@ def pairs_from_context(
             else slices[0]
         )
         coded_parts.append((code << np.int64(_KEY_BITS)) | np.int64(index))
+    labels = [key.label for key in context.keys]
+    if collapsed is not None:
+        coded_parts.append(identical_codes(collapsed.rows, n_right, len(labels)))
+        labels.append(IDENTICAL)
     if len(coded_parts) == 1:
         coded = coded_parts[0]  # already sorted and distinct
     elif coded_parts:
@@ -1170,14 +1255,13 @@ def pairs_from_context(
     starts = np.flatnonzero(first)
     masks = np.bitwise_or.reduceat(bits, starts) if starts.size else bits[:0]
     left_positions, right_positions = np.divmod(codes[starts], np.int64(n_right))
-    right_index = (
-        context.right_index if context.right_index is not None else context.left_index
-    )
+    left_index = context.left_index if collapsed is None else collapsed.index
+    right_index = context.right_index if context.right_index is not None else left_index
     pairs = pd.DataFrame(
         {
-            "left": context.left_index.take(left_positions),
+            "left": left_index.take(left_positions),
             "right": right_index.take(right_positions),
-            "found_by": _found_by(masks, [key.label for key in context.keys]),
+            "found_by": _found_by(masks, labels),
         }
     )
     pairs.attrs["lsh_frame"] = {"link": context.link}

@@ -13,8 +13,10 @@ from lsh_frame import _progress
 from lsh_frame._kernels.components import components, first_appearance_ids
 from lsh_frame._validation import check_int
 from lsh_frame.blocking import _check_frame
+from lsh_frame.blocking import label_rank as _label_rank
 from lsh_frame.compare import _check_min_score, _check_pairs, _positions
 from lsh_frame.errors import ColumnError, ConfigError
+from lsh_frame.identical import IDENTICAL
 
 __all__ = ["cluster"]
 
@@ -100,7 +102,7 @@ def cluster(
     ids = component_ids(
         frame.index, None if other is None else other.index, first, second
     )
-    _warn_large(ids, warn_size)
+    _warn_large(ids, warn_size, identical_members(linked, second))
     left_ids = pd.Series(ids[: len(frame)], index=frame.index, name="entity_id")
     if other is None:
         return left_ids
@@ -147,23 +149,34 @@ def component_ids(
     return first_appearance_ids(components(nodes, first, second))[rank]
 
 
-def _label_rank(index: pd.Index) -> npt.NDArray[np.int64]:
-    """Return each row's position in label order (row order if unsortable)."""
-    if index.is_monotonic_increasing:
-        return np.arange(len(index), dtype=np.int64)
-    try:
-        order = index.argsort(kind="stable")
-    except TypeError:  # labels of mixed types have no order: keep the rows'
-        return np.arange(len(index), dtype=np.int64)
-    rank = np.empty(len(index), dtype=np.int64)
-    rank[order] = np.arange(len(index), dtype=np.int64)
-    return rank
+def identical_members(
+    linked: pd.DataFrame, second: npt.NDArray[np.int64]
+) -> npt.NDArray[np.int64] | None:
+    """Positions of the rows linked to their representative as identical copies."""
+    if "found_by" not in linked.columns:
+        return None
+    copies = (linked["found_by"] == IDENTICAL).to_numpy(dtype=bool)
+    return second[copies] if copies.any() else None
 
 
-def _warn_large(ids: npt.NDArray[np.int64], warn_size: int) -> None:
+def _warn_large(
+    ids: npt.NDArray[np.int64],
+    warn_size: int,
+    members: npt.NDArray[np.int64] | None = None,
+) -> None:
+    """Warn about entities larger than ``warn_size``.
+
+    Identical copies (``members``, positions of a deduplicated frame) count
+    once: a hundred thousand copies of one record chain nothing together.
+    """
     if ids.size == 0:
         return
-    sizes = np.bincount(ids)
+    if members is not None and members.size:
+        distinct = np.ones(ids.size, dtype=bool)
+        distinct[members] = False
+        sizes = np.bincount(ids[distinct], minlength=int(ids.max()) + 1)
+    else:
+        sizes = np.bincount(ids)
     largest = int(sizes.argmax())
     if sizes[largest] > warn_size:
         over = int((sizes > warn_size).sum())

@@ -55,6 +55,7 @@ from lsh_frame.blocking import (
 )
 from lsh_frame.config import Comparison, MinHashConfig
 from lsh_frame.errors import ColumnError, ConfigError, ConfigTypeError
+from lsh_frame.identical import identical_pairs, row_hashes
 from lsh_frame.minhash import sign_array
 from lsh_frame.shingle import normalize, tokenize
 
@@ -799,6 +800,62 @@ def score_fields(
     return columns
 
 
+def identical_mask(
+    plan: ScorePlan,
+    left: pd.DataFrame,
+    right: pd.DataFrame | None,
+    left_positions: npt.NDArray[np.int64],
+    right_positions: npt.NDArray[np.int64],
+) -> npt.NDArray[np.bool_]:
+    """Which pairs join two identical records (deduplicating only).
+
+    Identical means the same raw value in every compared column (see
+    :mod:`lsh_frame.identical`). Such a pair is a match by definition: it is
+    left out of the choice of ``"auto"``'s cut and of the model's learning (a
+    hundred thousand copies would otherwise teach the model that everything
+    agrees), and gets ``match`` true and ``match_probability`` 1.
+    """
+    if plan.link:
+        return np.zeros(left_positions.size, dtype=bool)
+    columns = list(dict.fromkeys(c for spec in plan.specs for c in spec.columns))
+    left_hashes, left_filled = row_hashes(left, columns)
+    if right is None:
+        right_hashes = left_hashes
+    else:
+        right_hashes, _ = row_hashes(right, columns)
+    return identical_pairs(
+        left_hashes[left_positions],
+        left_filled[left_positions],
+        right_hashes[right_positions],
+    )
+
+
+def without(
+    levels: dict[str, npt.NDArray[np.intp]], identical: npt.NDArray[np.bool_]
+) -> dict[str, npt.NDArray[np.intp]]:
+    """Return the levels of the pairs that are not identical (the model learns from)."""
+    if not identical.any():
+        return levels
+    kept = ~identical
+    return {label: values[kept] for label, values in levels.items()}
+
+
+def force_identical(
+    probability: npt.NDArray[np.float64] | None,
+    match: npt.NDArray[np.bool_],
+    identical: npt.NDArray[np.bool_],
+) -> tuple[npt.NDArray[np.float64] | None, npt.NDArray[np.bool_]]:
+    """Identical pairs are matches, with probability 1."""
+    if not identical.any():
+        return probability, match
+    match = match.copy()
+    match[identical] = True
+    if probability is not None:
+        probability = probability.copy()
+        probability[identical] = 1.0
+    return probability, match
+
+
 def field_scores(plan: ScorePlan, columns: Any) -> dict[str, npt.NDArray[np.float64]]:
     """Return the ``<field>_score`` arrays of the counted fields, by field."""
     return {
@@ -923,6 +980,7 @@ def _score(
         frame, (left_positions,) = _rows_in_use(frame, left_positions)
         other, (right_positions,) = _rows_in_use(other, right_positions)
     columns = score_fields(plan, frame, other, left_positions, right_positions, owner)
+    identical = identical_mask(plan, frame, other, left_positions, right_positions)
 
     _progress.step("deciding matches")
     combined = columns["score"]
@@ -931,12 +989,19 @@ def _score(
     model, fit = plan.given_model, None
     provisional = None
     if model is None:
-        cut = ScoreSpread.of(combined).cut() if plan.min_score == "auto" else None
+        cut = (
+            ScoreSpread.of(combined[~identical]).cut()
+            if plan.min_score == "auto"
+            else None
+        )
         provisional = provisional_matches(plan, combined, cut)
         chosen = cut if cut is not None else float(plan.min_score)  # type: ignore[arg-type]
         if plan.min_score == "auto":
-            model, fit = learn_model(plan, LevelTable.of(levels, provisional))
-    probability, match = decide(plan, model, levels, provisional)
+            learned = LevelTable.of(without(levels, identical), provisional[~identical])
+            model, fit = learn_model(plan, learned)
+    probability, match = force_identical(
+        *decide(plan, model, levels, provisional), identical
+    )
     if probability is not None:
         columns["match_probability"] = probability
     columns["match"] = match

@@ -30,6 +30,7 @@ from lsh_frame.cluster import (
     _warn_large,
     check_options,
     component_ids,
+    identical_members,
 )
 from lsh_frame.compare import _positions
 from lsh_frame.dask import _components
@@ -348,26 +349,37 @@ def pairs(
     return scored
 
 
+#: Linked positions (left, right) and the identical copies among the right ones.
+_Edges = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]
+
+
 def _edges(
     part: pd.DataFrame,
     min_score: float | None,
     left_index: pd.Index,
     right_index: pd.Index,
     owner: str,
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+) -> _Edges:
     linked = part[_links(part, min_score, owner).to_numpy()]
+    second = _positions(linked["right"], right_index, "right", owner)
+    members = identical_members(linked, second)
     return (
         _positions(linked["left"], left_index, "left", owner),
-        _positions(linked["right"], right_index, "right", owner),
+        second,
+        np.empty(0, np.int64) if members is None else members,
     )
 
 
-def _edge_count(edges: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]) -> int:
+def _edge_count(edges: _Edges) -> int:
     return int(edges[0].size)
 
 
+def _members(edges: _Edges) -> npt.NDArray[np.int64]:
+    return edges[2]
+
+
 def _ranked_edges(
-    edges: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
+    edges: _Edges,
     ranks: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
 ) -> pd.DataFrame:
     """Linked records numbered by label rank (the right table after the left)."""
@@ -417,7 +429,10 @@ def _entity_ids(
         in_rank_order = _components.head_ids(nodes, None, None, links)
         rank = left_rank if right is None else np.concatenate([left_rank, right_rank])
         ids = in_rank_order[rank]
-    _warn_large(ids, warn_size)
+    members = np.concatenate(
+        [np.empty(0, np.int64), *compute(*[delayed(_members)(e) for e in edges])]
+    )
+    _warn_large(ids, warn_size, members if len(tables) == 1 else None)
     return ids
 
 

@@ -60,8 +60,10 @@ from lsh_frame.blocking import (
     decide_keys,
     exact_counts,
     exact_profile,
+    field_columns,
     field_signatures,
     label_hashes,
+    label_rank,
     merge_counts,
     neighbours_row,
     report_row,
@@ -78,6 +80,7 @@ from lsh_frame.dask._tables import (
     shared_pieces,
 )
 from lsh_frame.errors import LshFrameError
+from lsh_frame.identical import IDENTICAL, IdenticalRows, group_rows, row_hashes
 from lsh_frame.neighbours import NeighbourPairs, neighbour_pairs
 
 #: Hidden columns that carry pairs' row positions between internal stages.
@@ -575,11 +578,13 @@ class Candidates:
     lengths: npt.NDArray[np.int64]
     keys: list[BlockingKey]
     present: npt.NDArray[np.uint64]
+    collapsed: IdenticalRows | None = None
 
     @property
     def labels(self) -> list[str]:
-        """Names of the keys."""
-        return [key.label for key in self.keys]
+        """Names of the keys (and ``"identical"`` when identical rows collapsed)."""
+        labels = [key.label for key in self.keys]
+        return labels if self.collapsed is None else [*labels, IDENTICAL]
 
 
 def key_parts(
@@ -664,9 +669,18 @@ def build_candidates(
     method: str,
     owner: str,
 ) -> Candidates:
-    """Candidate pairs as positions (the pandas algorithm, partition by partition)."""
+    """Candidate pairs as positions (the pandas algorithm, partition by partition).
+
+    When deduplicating, identical rows are collapsed first, as in pandas:
+    only representatives are blocked, and each other member is paired with
+    its representative by the ``"identical"`` key.
+    """
     max_bucket = check_int(max_bucket, "max_bucket", owner, minimum=2)
     max_pairs = check_int(max_pairs, "max_pairs", owner, minimum=0)
+    whole = tables
+    collapsed = _collapse(tables, fields, owner)
+    if collapsed is not None:
+        tables = [collapsed[1]]
     keys, _, found = resolve(  # the decisions are the report's, not the pairs'
         tables,
         fields,
@@ -704,8 +718,9 @@ def build_candidates(
         for kid in range(len(keys))
     ]
     _warn_dropped(tables[0], keys, dropped, max_bucket, link)
-    check_pair_count(keys, counts, max_pairs)
-    total = sum(counts)
+    identical = collapsed[0].collapsed if collapsed is not None else 0
+    check_pair_count(keys, counts, max_pairs, identical)
+    total = sum(counts) + identical
     _progress.step(f"building {total:,} pairs")
     left = tables[0]
     n_right = tables[-1].rows
@@ -724,7 +739,103 @@ def build_candidates(
     present = pair_kernels.sorted_unique(
         np.concatenate([np.empty(0, np.uint64), *present_parts])
     )
-    return Candidates(united, lengths, keys, present)
+    if collapsed is None:
+        return Candidates(united, lengths, keys, present)
+    return _expanded(whole[0], collapsed[0], united, keys, present)
+
+
+def _collapse(
+    tables: list[Table], fields: Any, owner: str
+) -> tuple[IdenticalRows, Table] | None:
+    """Group identical rows when deduplicating, as :func:`lsh_frame.blocking.collapse`.
+
+    Returns the groups and a table of the representatives (the same
+    partitions, each keeping its representatives), or None.
+    """
+    if len(tables) != 1:
+        return None
+    whole = tables[0]
+    columns = field_columns(fields, owner)
+    if not all(column in whole.meta.columns for column in columns):
+        return None
+    hashed = compute(*[delayed(row_hashes)(part, columns) for part in whole.parts])
+    rows = group_rows(
+        np.concatenate([np.empty((0, 2), np.uint64), *[h[0] for h in hashed]]),
+        np.concatenate([np.empty(0, bool), *[h[1] for h in hashed]]),
+        label_rank(whole.index),
+    )
+    if whole.rows < 2 or not rows.collapsed:
+        return None
+    representatives = rows.representatives
+    where = whole.partition_of(representatives)
+    local = [
+        representatives[where == number] - whole.offsets[number]
+        for number in range(whole.npartitions)
+    ]
+    parts = [
+        delayed(_rows_at)(part, piece)
+        for part, piece in zip(whole.parts, shared_pieces(local), strict=True)
+    ]
+    blocked = Table(
+        dd.from_delayed(parts, meta=whole.meta, verify_meta=False),
+        whole.role,
+        whole.owner,
+    )
+    blocked.receive(
+        [
+            whole.index[piece + whole.offsets[number]]
+            for number, piece in enumerate(local)
+        ]
+    )
+    return rows, blocked
+
+
+def _expanded(
+    whole: Table,
+    rows: IdenticalRows,
+    united: list[Any],
+    keys: list[BlockingKey],
+    present: npt.NDArray[np.uint64],
+) -> Candidates:
+    """Map the representatives' pairs to the whole table; add the identical pairs.
+
+    A pair belongs to the partition of its earlier row, so each part gets
+    the identical pairs whose earlier row it holds.
+    """
+    earlier, later = rows.pairs()
+    where = whole.partition_of(earlier)
+    identical = [
+        (earlier[where == number], later[where == number])
+        for number in range(whole.npartitions)
+    ]
+    mapping = shared_pieces([rows.representatives])[0]
+    bit = np.uint64(1) << np.uint64(len(keys))
+    parts = persist(
+        [
+            delayed(_with_identical)(part, mapping, pair, bit, whole.rows)
+            for part, pair in zip(united, shared_pieces(identical), strict=True)
+        ]
+    )
+    lengths = np.array(compute(*[delayed(len)(part) for part in parts]), np.int64)
+    present = pair_kernels.sorted_unique(np.append(present, bit))
+    return Candidates(parts, lengths, keys, present, rows)
+
+
+def _with_identical(
+    part: pd.DataFrame,
+    mapping: npt.NDArray[np.int64],
+    identical: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
+    bit: np.uint64,
+    rows: int,
+) -> pd.DataFrame:
+    """One part's pairs in whole-table positions, with its identical pairs, in order."""
+    left = np.concatenate([mapping[part["lp"].to_numpy(np.int64)], identical[0]])
+    right = np.concatenate([mapping[part["rp"].to_numpy(np.int64)], identical[1]])
+    masks = np.concatenate(
+        [part["mask"].to_numpy(np.uint64), np.full(identical[0].size, bit)]
+    )
+    order = np.argsort(left * np.int64(rows) + right, kind="stable")
+    return pd.DataFrame({"lp": left[order], "rp": right[order], "mask": masks[order]})
 
 
 def _warn_dropped(

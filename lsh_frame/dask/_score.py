@@ -31,11 +31,14 @@ from lsh_frame.compare import (
     comparison_step,
     decide,
     field_scores,
+    force_identical,
+    identical_mask,
     learn_model,
     plan_score,
     provisional_matches,
     score_fields,
     scored_attrs,
+    without,
 )
 from lsh_frame.dask._blocking import LEFT_POSITION, RIGHT_POSITION
 from lsh_frame.dask._tables import (
@@ -162,38 +165,43 @@ def _with_positions(
     )
 
 
+#: Pairs, their scored columns, and which pairs join identical records.
+_Scored = tuple[pd.DataFrame, dict[str, Any], npt.NDArray[np.bool_]]
+
+
 def _score_part(
     pairs: pd.DataFrame,
     left_rows: pd.DataFrame,
     right_rows: pd.DataFrame,
     plan: ScorePlan,
     owner: str,
-) -> tuple[pd.DataFrame, dict[str, Any]]:
+) -> _Scored:
     numbers = np.arange(len(pairs), dtype=np.int64)
     columns = score_fields(plan, left_rows, right_rows, numbers, numbers, owner)
-    return pairs.drop(columns=[LEFT_POSITION, RIGHT_POSITION]), columns
+    identical = identical_mask(plan, left_rows, right_rows, numbers, numbers)
+    return pairs.drop(columns=[LEFT_POSITION, RIGHT_POSITION]), columns, identical
 
 
-def _spread(scored: tuple[pd.DataFrame, dict[str, Any]]) -> ScoreSpread:
-    return ScoreSpread.of(np.asarray(scored[1]["score"], dtype=np.float64))
+def _spread(scored: _Scored) -> ScoreSpread:
+    score = np.asarray(scored[1]["score"], dtype=np.float64)
+    return ScoreSpread.of(score[~scored[2]])
 
 
-def _level_table(
-    scored: tuple[pd.DataFrame, dict[str, Any]], plan: ScorePlan, cut: float
-) -> LevelTable:
-    columns = scored[1]
+def _level_table(scored: _Scored, plan: ScorePlan, cut: float) -> LevelTable:
+    _, columns, identical = scored
     levels = plan.levels(field_scores(plan, columns))
-    return LevelTable.of(levels, provisional_matches(plan, columns["score"], cut))
+    provisional = provisional_matches(plan, columns["score"], cut)
+    return LevelTable.of(without(levels, identical), provisional[~identical])
 
 
 def _decided(
-    scored: tuple[pd.DataFrame, dict[str, Any]],
+    scored: _Scored,
     plan: ScorePlan,
     model: MatchModel | None,
     cut: float | None,
     attrs: dict[str, Any],
 ) -> pd.DataFrame:
-    pairs, columns = scored
+    pairs, columns, identical = scored
     columns = dict(columns)
     levels = plan.levels(field_scores(plan, columns))
     provisional = (
@@ -201,7 +209,9 @@ def _decided(
         if model is not None and plan.given_model is not None
         else provisional_matches(plan, columns["score"], cut)
     )
-    probability, match = decide(plan, model, levels, provisional)
+    probability, match = force_identical(
+        *decide(plan, model, levels, provisional), identical
+    )
     if probability is not None:
         columns["match_probability"] = probability
     columns["match"] = match
