@@ -152,7 +152,7 @@ def component_ids(
 def identical_members(
     linked: pd.DataFrame, second: npt.NDArray[np.int64]
 ) -> npt.NDArray[np.int64] | None:
-    """Positions of the rows linked to their representative as identical copies."""
+    """One end (a position) of each linked identical pair: one copy per pair."""
     if "found_by" not in linked.columns:
         return None
     copies = (linked["found_by"] == IDENTICAL).to_numpy(dtype=bool)
@@ -166,17 +166,15 @@ def _warn_large(
 ) -> None:
     """Warn about entities larger than ``warn_size``.
 
-    Identical copies (``members``, positions of a deduplicated frame) count
-    once: a hundred thousand copies of one record chain nothing together.
+    Identical copies count once (``members``: one end of each identical pair
+    of a deduplicated frame): a hundred thousand copies chain nothing.
     """
     if ids.size == 0:
         return
+    sizes = np.bincount(ids)
     if members is not None and members.size:
-        distinct = np.ones(ids.size, dtype=bool)
-        distinct[members] = False
-        sizes = np.bincount(ids[distinct], minlength=int(ids.max()) + 1)
-    else:
-        sizes = np.bincount(ids)
+        # Each identical pair adds one copy to its entity (both ends are in it).
+        sizes = sizes - np.bincount(ids[members], minlength=sizes.size)
     largest = int(sizes.argmax())
     if sizes[largest] > warn_size:
         over = int((sizes > warn_size).sum())
