@@ -33,6 +33,7 @@ from lsh_frame._kernels import hashing
 from lsh_frame._kernels import keys as key_kernels
 from lsh_frame._kernels import pairs as pair_kernels
 from lsh_frame._validation import (
+    check_bool,
     check_choice,
     check_columns,
     check_int,
@@ -998,6 +999,7 @@ def candidates(
     seed: int = 1,
     max_bucket: int = 1_000,
     max_pairs: int = 50_000_000,
+    collapse_identical: bool = False,
 ) -> pd.DataFrame:
     """Candidate pairs of records that share at least one blocking key.
 
@@ -1032,6 +1034,14 @@ def candidates(
         a value shared by that many records does not identify anyone.
     max_pairs : int
         Upper limit on pairs, checked before any pair is built.
+    collapse_identical : bool
+        When deduplicating, collapse each group of more than
+        :data:`lsh_frame.identical.COLLAPSE_ABOVE` identical rows to its
+        representative (the row with the smallest label) before blocking,
+        and pair every other member with it (``found_by`` ``"identical"``), as
+        :func:`lsh_frame.pairs`, :func:`lsh_frame.dedupe` and
+        :func:`lsh_frame.drop_duplicates` always do. Off by default: every row
+        is keyed on its own, and buckets over ``max_bucket`` are dropped.
 
     Returns
     -------
@@ -1068,8 +1078,9 @@ def candidates(
     owner = "candidates"
     max_bucket = check_int(max_bucket, "max_bucket", owner, minimum=2)
     max_pairs = check_int(max_pairs, "max_pairs", owner, minimum=0)
+    collapse_identical = check_bool(collapse_identical, "collapse_identical", owner)
     other = other_table(frame, fields, other, right_on, owner)
-    collapsed = collapse(frame, fields, other, owner)
+    collapsed = collapse(frame, fields, other, owner) if collapse_identical else None
     context = resolve(
         frame if collapsed is None else collapsed.frame,
         fields,

@@ -55,7 +55,7 @@ from lsh_frame.blocking import (
 )
 from lsh_frame.config import Comparison, MinHashConfig
 from lsh_frame.errors import ColumnError, ConfigError, ConfigTypeError
-from lsh_frame.identical import identical_pairs, row_hashes
+from lsh_frame.identical import IDENTICAL
 from lsh_frame.minhash import sign_array
 from lsh_frame.shingle import normalize, tokenize
 
@@ -800,34 +800,19 @@ def score_fields(
     return columns
 
 
-def identical_mask(
-    plan: ScorePlan,
-    left: pd.DataFrame,
-    right: pd.DataFrame | None,
-    left_positions: npt.NDArray[np.int64],
-    right_positions: npt.NDArray[np.int64],
-) -> npt.NDArray[np.bool_]:
-    """Which pairs join two identical records (deduplicating only).
+def identical_mask(plan: ScorePlan, pairs: pd.DataFrame) -> npt.NDArray[np.bool_]:
+    """Which pairs join a collapsed group's member to its representative.
 
-    Identical means the same raw value in every compared column (see
-    :mod:`lsh_frame.identical`). Such a pair is a match by definition: it is
-    left out of the choice of ``"auto"``'s cut and of the model's learning (a
+    Those are the pairs deduplication's candidates found by ``"identical"``
+    (see :mod:`lsh_frame.identical`): two records with the same raw value in
+    every compared column. Such a pair is a match by definition: it is left
+    out of the choice of ``"auto"``'s cut and of the model's learning (a
     hundred thousand copies would otherwise teach the model that everything
     agrees), and gets ``match`` true and ``match_probability`` 1.
     """
-    if plan.link:
-        return np.zeros(left_positions.size, dtype=bool)
-    columns = list(dict.fromkeys(c for spec in plan.specs for c in spec.columns))
-    left_hashes, left_filled = row_hashes(left, columns)
-    if right is None:
-        right_hashes = left_hashes
-    else:
-        right_hashes, _ = row_hashes(right, columns)
-    return identical_pairs(
-        left_hashes[left_positions],
-        left_filled[left_positions],
-        right_hashes[right_positions],
-    )
+    if plan.link or "found_by" not in pairs.columns:
+        return np.zeros(len(pairs), dtype=bool)
+    return np.asarray((pairs["found_by"] == IDENTICAL).to_numpy(dtype=bool))
 
 
 def without(
@@ -980,7 +965,7 @@ def _score(
         frame, (left_positions,) = _rows_in_use(frame, left_positions)
         other, (right_positions,) = _rows_in_use(other, right_positions)
     columns = score_fields(plan, frame, other, left_positions, right_positions, owner)
-    identical = identical_mask(plan, frame, other, left_positions, right_positions)
+    identical = identical_mask(plan, pairs)
 
     _progress.step("deciding matches")
     combined = columns["score"]
@@ -1474,8 +1459,11 @@ def pairs(
 ) -> pd.DataFrame:
     """Candidate pairs and their scores in one call.
 
-    :func:`lsh_frame.candidates` with the blocking options, then
-    :func:`score` with the scoring options, on the same ``fields``. With
+    :func:`lsh_frame.candidates` with the blocking options and
+    ``collapse_identical=True`` (a large group of identical rows is one
+    representative plus ``"identical"`` pairs, see
+    :mod:`lsh_frame.identical`), then :func:`score` with the scoring options,
+    on the same ``fields``. With
     ``other``, ``right_on`` gives its names of the fields' columns when they
     differ from ``frame``'s (see :func:`lsh_frame.candidates`).
 
@@ -1499,6 +1487,7 @@ def pairs(
         seed=seed,
         max_bucket=max_bucket,
         max_pairs=max_pairs,
+        collapse_identical=True,
     )
     return score(
         frame,

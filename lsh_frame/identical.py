@@ -1,11 +1,18 @@
-"""Identical records: rows whose compared values are all the same.
+"""Identical records: large groups of rows whose compared values are all the same.
 
 Blocking drops any bucket with more than ``max_bucket`` records, so a hundred
 thousand copies of one record would never be paired. Deduplication therefore
-collapses identical rows before blocking: each group of identical rows is
-represented by its first row (in the frame's order), only representatives are
-signed, keyed and scored against other records, and every other member is
-paired with its representative by the ``"identical"`` key.
+collapses each *large* group of identical rows before blocking: the group is
+represented by its row with the smallest index label, only representatives
+are signed, keyed and scored against other records, and every other member
+is paired with its representative by the ``"identical"`` key. Such a pair is
+a match by definition (probability 1), left out of ``"auto"``'s cut and of
+the model's learning.
+
+A group is large when it has more than :data:`COLLAPSE_ABOVE` rows. Smaller
+groups are keyed, paired and scored row by row as any other records: their
+own pairs are few, and every pair of copies is then found and scored, as
+pair-level results expect.
 
 Two rows are identical when every compared column (the columns the fields
 name) holds the same raw value in both, a missing value being equal to a
@@ -16,10 +23,13 @@ text in an object column of mixed types (``1`` and ``"1"``) hash alike, and
 they are compared as that text anyway. Values that only become equal after
 normalisation (``"Smith"`` and ``"smith "``) are not identical: blocking and
 scoring find them as before. Rows whose compared values are all missing or
-blank are never collapsed: they hold nothing to be identical in.
+blank are never collapsed: they hold nothing to be identical in. Values
+pandas cannot hash (stored MinHash signature columns, lists) turn collapsing
+off for the call: such rows are keyed row by row.
 
-Everything here is row-local (a row's hash depends on its values only), so
-the Dask engine groups the hashes of its partitions with the same functions.
+Everything here but the group sizes is row-local (a row's hash depends on its
+values only), so the Dask engine hashes its partitions with the same
+functions and groups the whole table's hashes at once.
 """
 
 from __future__ import annotations
@@ -31,10 +41,18 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-__all__ = ["IDENTICAL", "IdenticalRows", "group_rows", "identical_pairs", "row_hashes"]
+__all__ = ["COLLAPSE_ABOVE", "IDENTICAL", "IdenticalRows", "group_rows", "row_hashes"]
 
 #: The ``found_by`` label of the pairs that join a member to its representative.
 IDENTICAL = "identical"
+
+#: Groups of identical rows larger than this are collapsed to one representative.
+#: A group of g rows keyed row by row builds g(g-1)/2 pairs of its own (2,016 at
+#: 64, 500,000 at 1,000) and puts g rows in each of its buckets, so beyond a few
+#: dozen it crowds out the buckets' other records and, past ``max_bucket``
+#: (default 1,000), has all its buckets dropped. Well below that, collapsing
+#: changes nothing for ordinary data, whose copies come in twos and threes.
+COLLAPSE_ABOVE = 64
 
 # Two fixed, independent 16-byte keys: a 128-bit fingerprint per row.
 _HASH_KEYS = ("lsh-frame-ident1", "lsh-frame-ident2")
@@ -78,9 +96,10 @@ def row_hashes(
                 for key in _HASH_KEYS
             ]
         )
-    except TypeError:
-        # Values pandas cannot hash (lists, dicts, MinHash signatures): no row
-        # counts as identical, and the stages report such values themselves.
+    except (TypeError, UnicodeEncodeError):
+        # Values pandas cannot hash (lists, dicts, MinHash signatures, text
+        # with lone surrogates): no row counts as identical, and the stages
+        # report such values themselves.
         return np.zeros((len(values), 2), np.uint64), np.zeros(len(values), bool)
     return hashes, _filled(values)
 
@@ -125,20 +144,28 @@ def group_rows(
     hashes: npt.NDArray[np.uint64],
     filled: npt.NDArray[np.bool_],
     rank: npt.NDArray[np.int64] | None = None,
+    *,
+    collapse_above: int = COLLAPSE_ABOVE,
 ) -> IdenticalRows:
     """Group rows with equal fingerprints; the lowest-ranked row represents each.
 
-    ``rank`` orders the rows (by default their positions); ranking them by
-    their index labels makes the groups' representatives, and so the pairs
-    and entities, independent of the rows' order.
+    Only groups of more than ``collapse_above`` rows are collapsed; the rows
+    of smaller groups represent themselves. ``rank`` orders the rows (by
+    default their positions); ranking them by their index labels makes the
+    groups' representatives, and so the pairs and entities, independent of
+    the rows' order.
 
     Examples
     --------
     >>> hashes = np.array([[1, 2], [3, 4], [1, 2], [1, 2]], dtype=np.uint64)
-    >>> group_rows(hashes, np.array([True, True, True, False])).representative
+    >>> filled = np.array([True, True, True, False])
+    >>> group_rows(hashes, filled, collapse_above=1).representative
     array([0, 1, 0, 3])
-    >>> group_rows(hashes, np.ones(4, bool), np.array([3, 2, 1, 0])).representative
+    >>> ranks = np.array([3, 2, 1, 0])
+    >>> group_rows(hashes, np.ones(4, bool), ranks, collapse_above=1).representative
     array([3, 1, 3, 3])
+    >>> group_rows(hashes, np.ones(4, bool), collapse_above=3).representative
+    array([0, 1, 2, 3])
     """
     rows = hashes.shape[0]
     representative = np.arange(rows, dtype=np.int64)
@@ -155,18 +182,7 @@ def group_rows(
     )
     run = np.cumsum(starts) - 1
     heads = candidates[order[starts]]
-    representative[candidates[order]] = heads[run]
+    sizes = np.diff(np.append(np.flatnonzero(starts), order.size))
+    large = sizes[run] > collapse_above
+    representative[candidates[order[large]]] = heads[run[large]]
     return IdenticalRows(representative)
-
-
-def identical_pairs(
-    left_hashes: npt.NDArray[np.uint64],
-    left_filled: npt.NDArray[np.bool_],
-    right_hashes: npt.NDArray[np.uint64],
-) -> npt.NDArray[np.bool_]:
-    """Per pair, whether its two records are identical (each side's fingerprint)."""
-    return np.asarray(
-        left_filled
-        & (left_hashes[:, 0] == right_hashes[:, 0])
-        & (left_hashes[:, 1] == right_hashes[:, 1])
-    )

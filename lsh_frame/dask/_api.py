@@ -152,11 +152,13 @@ def _candidates(
     npartitions: int | None,
     owner: str,
     keep_positions: bool,
+    collapse_identical: bool = True,
 ) -> tuple[list[Any], Candidates]:
     found = build_candidates(
         tables,
         fields,
         **{name: options[name] for name in _BLOCKING},
+        collapse_identical=collapse_identical,
         npartitions=_npartitions(npartitions, owner),
         method=method,
         owner=owner,
@@ -192,15 +194,24 @@ def candidates(
     seed: int = 1,
     max_bucket: int = 1_000,
     max_pairs: int = 50_000_000,
+    collapse_identical: bool = False,
     shuffle_method: str = "tasks",
     npartitions: int | None = None,
 ) -> dd.DataFrame:
     """Candidate pairs, as :func:`lsh_frame.candidates` (a part per left partition)."""
     owner = "candidates"
+    collapse_identical = check_bool(collapse_identical, "collapse_identical", owner)
     method = check_shuffle(shuffle_method, owner)
     tables = _two_tables(frame, fields, other, right_on, owner)
     parts, found = _candidates(
-        tables, fields, locals(), method, npartitions, owner, keep_positions=False
+        tables,
+        fields,
+        locals(),
+        method,
+        npartitions,
+        owner,
+        keep_positions=False,
+        collapse_identical=collapse_identical,
     )
     return _frame(persist(parts), _range_divisions(found.lengths))
 

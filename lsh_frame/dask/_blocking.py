@@ -668,17 +668,19 @@ def build_candidates(
     npartitions: int | None,
     method: str,
     owner: str,
+    collapse_identical: bool = False,
 ) -> Candidates:
     """Candidate pairs as positions (the pandas algorithm, partition by partition).
 
-    When deduplicating, identical rows are collapsed first, as in pandas:
-    only representatives are blocked, and each other member is paired with
-    its representative by the ``"identical"`` key.
+    With ``collapse_identical``, when deduplicating, large groups of identical
+    rows are collapsed first, as in pandas: only representatives are
+    blocked, and each other member is paired with its representative by the
+    ``"identical"`` key.
     """
     max_bucket = check_int(max_bucket, "max_bucket", owner, minimum=2)
     max_pairs = check_int(max_pairs, "max_pairs", owner, minimum=0)
     whole = tables
-    collapsed = _collapse(tables, fields, owner)
+    collapsed = _collapse(tables, fields, owner) if collapse_identical else None
     if collapsed is not None:
         tables = [collapsed[1]]
     keys, _, found = resolve(  # the decisions are the report's, not the pairs'

@@ -178,7 +178,7 @@ def _score_part(
 ) -> _Scored:
     numbers = np.arange(len(pairs), dtype=np.int64)
     columns = score_fields(plan, left_rows, right_rows, numbers, numbers, owner)
-    identical = identical_mask(plan, left_rows, right_rows, numbers, numbers)
+    identical = identical_mask(plan, pairs)
     return pairs.drop(columns=[LEFT_POSITION, RIGHT_POSITION]), columns, identical
 
 
