@@ -244,7 +244,7 @@ def neighbour_pairs(
     budget = LINK if link else DEDUPE
     sizes = [len(frame) for frame in frames]
     sides = [record_tokens(frame, columns, owner=owner) for frame in frames]
-    vocabulary = kernel.vocabulary(sides)
+    vocabulary = kernel.vocabulary(sides, sizes)
     size = vocabulary.frequency.size
     side_frequency = [
         np.bincount(tokens, minlength=size).astype(np.int64)
@@ -264,17 +264,18 @@ def neighbour_pairs(
     ]
     cap = _cap(side_frequency, link, max(WORK_FLOOR, WORK_PER_RECORD * n_records))
     usable = vocabulary.frequency <= cap
-    lookups = []
+    by_token = []
     for records, tokens in zip(vocabulary.records, vocabulary.tokens, strict=True):
         keep = usable[tokens]
-        lookups.append((records[keep], tokens[keep]))
+        by_token.append((records[keep], tokens[keep]))
     keyed = [
         np.bincount(records, minlength=n) > 0
-        for (records, _), n in zip(lookups, sizes, strict=True)
+        for (records, _), n in zip(by_token, sizes, strict=True)
     ]
     postings = [
-        kernel.Postings.build(records, tokens, size) for records, tokens in lookups
+        kernel.Postings.build(records, tokens, size) for records, tokens in by_token
     ]
+    lookups = [kernel.by_record(records, tokens) for records, tokens in by_token]
     # Equal scores are ranked by a hash of the records' labels, not by their
     # positions, so the neighbours do not depend on the order of the rows.
     tie_ranks = [_label_ranks(frame.index) for frame in frames]
