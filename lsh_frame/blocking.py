@@ -394,6 +394,22 @@ def _side_keys(
 # From the caller's fields to resolved keys
 
 
+def identifier_field(column: Hashable) -> Field:
+    """Return the exact key the defaults try on a column.
+
+    Punctuation does not count: "310/246-1501" and "310-246-1501" are one
+    phone number, "j.smith@x" and "jsmith@x" one address written two ways.
+    """
+    return Field(column, blocking="exact", strip_punctuation=True)
+
+
+#: Linking, an exact key on an identifier is dropped when the two tables'
+#: values meet for fewer than this share of the smaller table's records: they
+#: are written differently on each side ("(1999)" after a title on one side
+#: only), and the key would find (almost) no pair.
+LINK_KEY_MIN_MEETING = 0.01
+
+
 def _check_frame(frame: Any, role: str, owner: str) -> pd.DataFrame:
     if not isinstance(frame, pd.DataFrame):
         raise ConfigTypeError(
@@ -718,14 +734,26 @@ def decide_keys(
         columns = [column for spec in specs for column in spec.columns]
         for column in columns:
             _progress.step(f"profiling {column}")
-            profile = source.exact_profile(Field(column, blocking="exact"))
+            profile = source.exact_profile(identifier_field(column))
             facts = (
                 f"{profile.distinct:,} distinct values in {profile.keyed:,} records, "
                 f"99% of values shared by at most {profile.typical_bucket:g} records "
                 f"per table, {profile.pairs:,} pairs"
             )
-            if profile.identifies(n_records):
-                keys.append(BlockingKey(Field(column, blocking="exact"), "exact"))
+            meets = (
+                n_right is None
+                or profile.pairs >= LINK_KEY_MIN_MEETING * min(n_left, n_right)
+            )
+            if profile.identifies(n_records) and not meets:
+                decisions.append(
+                    f"{column}: no exact key: its values would identify records, "
+                    "but the two tables' values almost never agree "
+                    f"({profile.pairs:,} pairs between {n_left:,} and {n_right:,} "
+                    "records; they are written differently on each side); part of "
+                    "the record key"
+                )
+            elif profile.identifies(n_records):
+                keys.append(BlockingKey(identifier_field(column), "exact"))
                 decisions.append(f"{column}: exact key, identifies records ({facts})")
             else:
                 decisions.append(

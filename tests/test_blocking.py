@@ -366,3 +366,48 @@ def test_data_chosen_keys_do_not_depend_on_row_order():
     assert as_set(first) == as_set(second)
     report = lf.blocking_report(shuffled[columns], columns)
     assert report.decisions == lf.blocking_report(people[columns], columns).decisions
+
+
+def _phone_tables(separator_left: str, separator_right: str):
+    rng = np.random.default_rng(11)
+    digits = rng.integers(100, 999, size=(300, 3))
+    numbers = [f"{a}{{}}{b}-{c}0" for a, b, c in digits]
+    left = pd.DataFrame(
+        {
+            "phone": [n.format(separator_left) for n in numbers],
+            "name": [f"person {i}" for i in range(300)],
+        },
+        index=[f"l{i}" for i in range(300)],
+    )
+    right = pd.DataFrame(
+        {
+            "phone": [n.format(separator_right) for n in numbers],
+            "name": [f"someone {i}" for i in range(300)],
+        },
+        index=[f"r{i}" for i in range(300)],
+    )
+    return left, right
+
+
+def test_identifier_keys_ignore_how_separators_are_written():
+    left, right = _phone_tables("/", "-")
+    context = blocking.resolve(left, ["phone", "name"], other=right)
+    assert any(d.startswith("phone: exact key") for d in context.decisions)
+    pairs = lf.candidates(left, ["phone", "name"], other=right)
+    found = set(zip(pairs["left"], pairs["right"], strict=True))
+    assert {(f"l{i}", f"r{i}") for i in range(300)} <= found
+
+
+def test_a_link_key_whose_values_never_meet_is_reported_not_used():
+    left, right = _phone_tables("/", "-")
+    # The same films, but one side writes the year after every title.
+    left["title"] = [f"film number {i}" for i in range(300)]
+    right["title"] = [f"film number {i} (1999)" for i in range(300)]
+    context = blocking.resolve(left, ["title"], other=right)
+    decided = "\n".join(context.decisions)
+    assert "title: no exact key" in decided
+    assert "almost never agree" in decided
+    assert all(key.kind != "exact" for key in context.keys)
+    # Within one table the same column still identifies records.
+    alone = blocking.resolve(left, ["title"])
+    assert any(d.startswith("title: exact key") for d in alone.decisions)

@@ -61,6 +61,7 @@ from lsh_frame.blocking import (
     exact_counts,
     exact_profile,
     field_signatures,
+    identifier_field,
     label_hashes,
     merge_counts,
     neighbours_row,
@@ -105,7 +106,7 @@ def _part_profile(
     """
     counts = []
     for column in columns:
-        keys, valid = _exact_keys(part, Field(column, blocking="exact"), owner=owner)
+        keys, valid = _exact_keys(part, identifier_field(column), owner=owner)
         counts.append(exact_counts(keys, valid))
     positions = np.arange(len(part), dtype=np.int64)
     return part.index, counts, sample_rows(label_hashes(part.index, seed), positions)
