@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -103,24 +104,34 @@ def _salt(column: Hashable) -> np.uint64:
 
 
 def _column_tokens(
-    values: pd.Series, column: Hashable, *, owner: str
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]:
-    """``(record, token hash)`` of one column's words, shingles and value."""
+    values: pd.Series, column: Hashable, *, owner: str, record_bits: int
+) -> npt.NDArray[np.uint64]:
+    """One column's words, shingles and value, packed (see :func:`record_tokens`)."""
     array = normalize(text_array(values, owner=owner), _NORMAL, whitespace=False)
     array = pc.replace_substring_regex(array, _PUNCTUATION, " ")
     points, offsets = codepoints(array)
     points, offsets = text_kernels.collapse_whitespace(points, offsets)
     n = offsets.size - 1
-    records, hashes = [], []
+    shift = np.uint64(record_bits)
+
+    def pack(hashes: npt.NDArray[np.uint64], records: npt.NDArray[np.int64]) -> Any:
+        hashes >>= shift
+        hashes <<= shift
+        hashes |= records.astype(np.uint64)
+        return hashes
 
     starts, ends, owners = hashing._word_spans(points, offsets)
     words = hashing.word_hashes(points, starts, ends) ^ _WORD_TAG
-    records.append(owners)
-    hashes.append(hashing.splitmix64(words))
+    parts = [pack(hashing.splitmix64(words), owners)]
 
     shingles, shingle_offsets = hashing.char_shingles(points, offsets, 3, _CHAR_TAG)
-    records.append(np.repeat(np.arange(n, dtype=np.int64), np.diff(shingle_offsets)))
-    hashes.append(shingles)
+    parts.append(
+        pack(
+            shingles,
+            np.repeat(np.arange(n, dtype=np.int64), np.diff(shingle_offsets)),
+        )
+    )
+    del points, shingles
 
     # The whole value without spaces: the words' hashes combined in order.
     if words.size:
@@ -129,12 +140,13 @@ def _column_tokens(
         value = np.zeros(n, dtype=np.uint64)
         np.add.at(value, owners, mixed)
         present = np.bincount(owners, minlength=n) > 0
-        records.append(np.flatnonzero(present).astype(np.int64))
-        hashes.append(hashing.splitmix64(value[present] ^ _salt(column)))
-    return (
-        np.concatenate(records).astype(np.int64),
-        np.concatenate(hashes).astype(np.uint64),
-    )
+        parts.append(
+            pack(
+                hashing.splitmix64(value[present] ^ _salt(column)),
+                np.flatnonzero(present).astype(np.int64),
+            )
+        )
+    return np.concatenate(parts)
 
 
 def starts_of(owners: npt.NDArray[np.int64]) -> npt.NDArray[np.uint64]:
@@ -146,16 +158,25 @@ def starts_of(owners: npt.NDArray[np.int64]) -> npt.NDArray[np.uint64]:
 
 
 def record_tokens(
-    frame: pd.DataFrame, columns: Sequence[Hashable], *, owner: str
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]:
-    """``(record position, token hash)`` of every token of the given columns."""
-    parts = [_column_tokens(frame[column], column, owner=owner) for column in columns]
+    frame: pd.DataFrame,
+    columns: Sequence[Hashable],
+    *,
+    owner: str,
+    record_bits: int,
+) -> npt.NDArray[np.uint64]:
+    """Every token of the given columns as ``token hash top bits | record``.
+
+    The low ``record_bits`` bits hold the record's position, the rest the top
+    bits of the token's 64-bit hash: one ``uint64`` per token, so that one
+    value sort groups a token's records (see :func:`kernel.vocabulary`).
+    """
+    parts = [
+        _column_tokens(frame[column], column, owner=owner, record_bits=record_bits)
+        for column in columns
+    ]
     if not parts:
-        return np.empty(0, np.int64), np.empty(0, np.uint64)
-    return (
-        np.concatenate([part[0] for part in parts]),
-        np.concatenate([part[1] for part in parts]),
-    )
+        return np.empty(0, np.uint64)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 @dataclass(frozen=True)
@@ -243,8 +264,14 @@ def neighbour_pairs(
     link = len(frames) == 2
     budget = LINK if link else DEDUPE
     sizes = [len(frame) for frame in frames]
-    sides = [record_tokens(frame, columns, owner=owner) for frame in frames]
-    vocabulary = kernel.vocabulary(sides, sizes)
+    record_bits = kernel.record_bits(sizes)
+    vocabulary = kernel.vocabulary(
+        [
+            record_tokens(frame, columns, owner=owner, record_bits=record_bits)
+            for frame in frames
+        ],
+        record_bits,
+    )
     size = vocabulary.frequency.size
     side_frequency = [
         np.bincount(tokens, minlength=size).astype(np.int64)

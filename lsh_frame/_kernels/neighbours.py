@@ -33,6 +33,7 @@ __all__ = [
     "expansion_sizes",
     "neighbour_lists",
     "quantised_weights",
+    "record_bits",
     "select",
     "vocabulary",
 ]
@@ -58,31 +59,31 @@ class Vocabulary:
     frequency: npt.NDArray[np.int64]
 
 
-def vocabulary(
-    sides: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]],
-    n_records: list[int],
-) -> Vocabulary:
-    """Map each side's ``(records, token hashes)`` to dense token ids.
+def record_bits(sizes: list[int]) -> int:
+    """Bits that hold a record's position in a packed token (see vocabulary)."""
+    return max(int(max(sizes, default=1) - 1).bit_length(), 1)
 
-    Repeated (record, token) pairs are kept once: a record either has a token
-    or not. Each side's pairs are packed into one ``uint64`` (the token hash's
-    top bits above the record number) so that one value sort both removes
-    repeats and groups the records of each token. Keeping ``64 - bits(n)``
-    bits of a hash merges two tokens only when they agree on all of them
-    (about one pair in 10^13 at a million records). Ids follow the hash
-    values, so they do not depend on row order.
+
+def vocabulary(sides: list[npt.NDArray[np.uint64]], bits: int) -> Vocabulary:
+    """Map each side's packed tokens to distinct (record, token id) pairs.
+
+    A packed token holds the top ``64 - bits`` bits of the token's hash above
+    the record's position (:func:`record_bits`), so one value sort (in place)
+    both removes repeats (a record either has a token or not) and groups the
+    records of each token. Keeping ``64 - bits`` bits of a hash merges two
+    tokens only when they agree on all of them (about one pair in 10^13 at a
+    million records). Ids follow the hash values, so they do not depend on row
+    order.
     """
-    record_bits = max(int(max(n_records, default=1) - 1).bit_length(), 1)
-    hash_shift = np.uint64(record_bits)
-    record_mask = np.uint64((1 << record_bits) - 1)
+    hash_shift = np.uint64(bits)
+    record_mask = np.uint64((1 << bits) - 1)
     packed_sides = []
-    for records, hashes in sides:
-        packed = (hashes >> hash_shift) << hash_shift
-        packed |= records.astype(np.uint64)
+    for packed in sides:
         packed.sort()
         keep = np.ones(packed.size, dtype=bool)
         keep[1:] = packed[1:] != packed[:-1]
-        packed_sides.append(packed[keep])
+        packed_sides.append(packed[keep] if not keep.all() else packed)
+    del sides
     token_hashes = [packed >> hash_shift for packed in packed_sides]
     if len(token_hashes) == 1:
         distinct = token_hashes[0]
@@ -101,12 +102,11 @@ def vocabulary(
             for hashes in token_hashes
         ]
         size = int(distinct.size)
+    del token_hashes
     frequency = np.zeros(size, dtype=np.int64)
     for tokens in ids:
         frequency += np.bincount(tokens, minlength=size)
-    records = [
-        (packed & record_mask).astype(np.int64) for packed in packed_sides
-    ]
+    records = [(packed & record_mask).astype(np.int64) for packed in packed_sides]
     return Vocabulary(records, ids, frequency)
 
 
