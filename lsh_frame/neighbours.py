@@ -38,6 +38,7 @@ from lsh_frame._kernels import hashing
 from lsh_frame._kernels import neighbours as kernel
 from lsh_frame._kernels import text as text_kernels
 from lsh_frame.config import ShingleConfig
+from lsh_frame.errors import TooManyPairsError
 from lsh_frame.shingle import codepoints, normalize, text_array
 
 __all__ = [
@@ -120,7 +121,7 @@ def _column_tokens(
         hashes |= records.astype(np.uint64)
         return hashes
 
-    starts, ends, owners = hashing._word_spans(points, offsets)
+    starts, ends, owners = hashing.word_spans(points, offsets)
     words = hashing.word_hashes(points, starts, ends) ^ _WORD_TAG
     parts = [pack(hashing.splitmix64(words), owners)]
 
@@ -135,7 +136,7 @@ def _column_tokens(
 
     # The whole value without spaces: the words' hashes combined in order.
     if words.size:
-        position = np.arange(words.size, dtype=np.uint64) - starts_of(owners)
+        position = np.arange(words.size, dtype=np.uint64) - _starts_of(owners)
         mixed = hashing.splitmix64(words + position * np.uint64(0x9E3779B97F4A7C15))
         value = np.zeros(n, dtype=np.uint64)
         np.add.at(value, owners, mixed)
@@ -149,7 +150,7 @@ def _column_tokens(
     return np.concatenate(parts)
 
 
-def starts_of(owners: npt.NDArray[np.int64]) -> npt.NDArray[np.uint64]:
+def _starts_of(owners: npt.NDArray[np.int64]) -> npt.NDArray[np.uint64]:
     """Index of each element's first sibling (elements grouped by owner)."""
     head = np.ones(owners.size, dtype=bool)
     head[1:] = owners[1:] != owners[:-1]
@@ -415,8 +416,7 @@ def _chunks(work: npt.NDArray[np.int64], n_index: int) -> list[tuple[int, int]]:
 
 
 def _check(count: int, max_pairs: int) -> None:
-    from lsh_frame.errors import TooManyPairsError
-
+    """Raise :class:`TooManyPairsError` when the neighbour lists grow too long."""
     if count > max_pairs:
         raise TooManyPairsError(
             f"The neighbours key would build more than {count:,} candidate pairs, "
