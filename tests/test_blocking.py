@@ -366,3 +366,71 @@ def test_data_chosen_keys_do_not_depend_on_row_order():
     assert as_set(first) == as_set(second)
     report = lf.blocking_report(shuffled[columns], columns)
     assert report.decisions == lf.blocking_report(people[columns], columns).decisions
+
+
+# ----------------------------------------------------------------------------
+# Issue 14: sets of columns, non-finite weights, call-level fractions
+
+
+SET_OF_COLUMNS = {"given_name", "surname"}
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda f: f.lsh.minhash(SET_OF_COLUMNS),
+        lambda f: f.lsh.minhash(frozenset(SET_OF_COLUMNS)),
+        lambda f: f.lsh.shingles({"surname"}),
+        lambda f: lf.Field(SET_OF_COLUMNS),
+        lambda f: f.lsh.candidates(SET_OF_COLUMNS),
+        lambda f: f.lsh.pairs(SET_OF_COLUMNS),
+        lambda f: f.lsh.dedupe(SET_OF_COLUMNS),
+        lambda f: f.lsh.merge(f, SET_OF_COLUMNS),
+        lambda f: f.lsh.merge(f, ["surname"], right_on={"surname"}),
+    ],
+)
+def test_a_set_of_columns_is_refused(customers, call):
+    # A set has no order, so which column came first would depend on
+    # PYTHONHASHSEED; refuse it instead of guessing.
+    with pytest.raises(lf.ConfigTypeError, match=r"a set.*Pass a list"):
+        call(customers.head(50))
+
+
+@pytest.mark.parametrize("weight", [float("inf"), float("-inf"), float("nan")])
+def test_a_non_finite_weight_is_refused(weight):
+    with pytest.raises(lf.ConfigError, match=r"'weight' parameter of Field.*finite"):
+        lf.Field("surname", weight=weight)
+
+
+EXACT_ONLY = [lf.Field("email", blocking="exact")]
+
+
+@pytest.mark.parametrize(
+    ("options", "name"),
+    [
+        ({"threshold": float("nan")}, "threshold"),
+        ({"threshold": 0}, "threshold"),
+        ({"threshold": 1.5}, "threshold"),
+        ({"threshold": "0.5"}, "threshold"),
+        ({"recall": 1.5}, "recall"),
+        ({"recall": float("nan")}, "recall"),
+        ({"recall": None}, "recall"),
+    ],
+)
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda f, o: f.lsh.candidates(EXACT_ONLY, **o),
+        lambda f, o: f.lsh.blocking_report(EXACT_ONLY, **o),
+        lambda f, o: f.lsh.pairs(EXACT_ONLY, **o),
+        lambda f, o: f.lsh.dedupe(EXACT_ONLY, **o),
+        lambda f, o: f.lsh.drop_duplicates(EXACT_ONLY, **o),
+        lambda f, o: f.lsh.link(f, EXACT_ONLY, **o),
+        lambda f, o: f.lsh.merge(f, EXACT_ONLY, **o),
+    ],
+)
+def test_call_level_fractions_are_checked_whatever_the_fields(
+    customers, call, options, name
+):
+    with pytest.raises(lf.ConfigError, match=rf"'{name}' parameter of .* \(0, 1\]"):
+        call(customers.head(50), options)
