@@ -98,7 +98,7 @@ _SURROGATE = "[\ud800-\udfff]"
 
 
 def _not_unicode(values: pd.Series, owner: str) -> ColumnTypeError:
-    """The error for text holding lone surrogates, naming the first bad row."""
+    """Return the error for text holding lone surrogates, naming the first bad row."""
     label = f"Column {values.name!r}" if values.name is not None else "The values"
     text = pd.Series(values.to_numpy(dtype=object), index=values.index, dtype=object)
     is_text = np.frompyfunc(lambda value: isinstance(value, str), 1, 1)(text)
