@@ -33,6 +33,7 @@ from lsh_frame._arrow import MinHashType, check_compatible, signature_matrix
 from lsh_frame._kernels import hashing
 from lsh_frame._kernels import keys as key_kernels
 from lsh_frame._kernels import pairs as pair_kernels
+from lsh_frame._labels import hash_labels
 from lsh_frame._validation import (
     check_choice,
     check_columns,
@@ -562,8 +563,7 @@ def exact_profile(
 def label_hashes(index: pd.Index, seed: int) -> npt.NDArray[np.uint64]:
     """Return a stable 64-bit hash of each index label, keyed by the seed."""
     key = xxhash.xxh64_hexdigest(str(seed).encode("ascii"))
-    hashed = pd.util.hash_pandas_object(index, hash_key=key)
-    return np.asarray(hashed, dtype=np.uint64)
+    return hash_labels(index, hash_key=key)
 
 
 def sample_rows(
