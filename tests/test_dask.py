@@ -126,6 +126,18 @@ def test_pairs_equal_pandas_for_every_decision(
 
 
 @pytest.mark.usefixtures("sync")
+@pytest.mark.parametrize("partitions", [1, 3])
+def test_a_field_with_no_values_is_left_out_as_in_pandas(
+    people: pd.DataFrame, partitions: int
+) -> None:
+    ddf, df = as_dask(people.assign(notes=None), partitions)
+    fields = [*COLUMNS, "notes"]
+    want = df.lsh.pairs(fields)
+    assert want.attrs["lsh_frame"]["model"]["no_values"] == ["notes"]
+    same(ddf.lsh.pairs(fields).compute(), want)
+
+
+@pytest.mark.usefixtures("sync")
 @pytest.mark.parametrize("partitions", PARTITIONS)
 def test_a_given_neighbours_field_equals_pandas(
     people: pd.DataFrame, partitions: int
