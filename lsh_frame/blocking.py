@@ -15,6 +15,7 @@ reported, and the number of pairs is computed before any pair is built.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Hashable, Sequence
 from dataclasses import KW_ONLY, dataclass, field
@@ -32,11 +33,14 @@ from lsh_frame._arrow import MinHashType, check_compatible, signature_matrix
 from lsh_frame._kernels import hashing
 from lsh_frame._kernels import keys as key_kernels
 from lsh_frame._kernels import pairs as pair_kernels
+from lsh_frame._labels import hash_labels
 from lsh_frame._validation import (
     check_choice,
     check_columns,
+    check_fraction,
     check_int,
     present,
+    refuse_set,
     right_columns,
 )
 from lsh_frame.config import Comparison, MinHashConfig, ShingleConfig, ShingleKind
@@ -143,6 +147,7 @@ class Field:
     def __post_init__(self) -> None:
         owner = "Field"
         columns = self.columns
+        refuse_set(columns, "columns", owner)
         if isinstance(columns, (str, bytes)) or not isinstance(columns, Sequence):
             columns = (columns,)
         columns = tuple(columns)
@@ -169,10 +174,10 @@ class Field:
         if (
             isinstance(self.weight, bool)
             or not isinstance(self.weight, (int, float))
-            or not self.weight >= 0
+            or not 0 <= self.weight < math.inf
         ):
             raise ConfigError(
-                f"The 'weight' parameter of {owner} must be a number >= 0. "
+                f"The 'weight' parameter of {owner} must be a finite number >= 0. "
                 f"Got {self.weight!r} instead."
             )
         if (self.bands is None) != (self.rows is None):
@@ -428,6 +433,7 @@ def _check_frame(frame: Any, role: str, owner: str) -> pd.DataFrame:
 
 def _as_fields(fields: Any, owner: str) -> tuple[list[Field], bool]:
     """Return the fields and whether the caller gave only plain column names."""
+    refuse_set(fields, "fields", owner)
     if isinstance(fields, (pd.Index, pd.Series, np.ndarray)):
         fields = fields.tolist()  # e.g. df.columns
     elif isinstance(fields, (str, Field)) or not isinstance(fields, Sequence):
@@ -573,8 +579,7 @@ def exact_profile(
 def label_hashes(index: pd.Index, seed: int) -> npt.NDArray[np.uint64]:
     """Return a stable 64-bit hash of each index label, keyed by the seed."""
     key = xxhash.xxh64_hexdigest(str(seed).encode("ascii"))
-    hashed = pd.util.hash_pandas_object(index, hash_key=key)
-    return np.asarray(hashed, dtype=np.uint64)
+    return hash_labels(index, hash_key=key)
 
 
 def sample_rows(
@@ -709,6 +714,10 @@ def decide_keys(
 ) -> tuple[list[BlockingKey], list[str]]:
     """Decide the blocking keys of some fields (the rules of :func:`resolve`)."""
     frame, other = source.left, source.right
+    # Checked here, whatever the fields: when every field is exact they are
+    # never used, but a bad value is still a mistake the caller should hear of.
+    threshold = check_fraction(threshold, "threshold", owner, optional=True)
+    recall = check_fraction(recall, "recall", owner)  # type: ignore[assignment]
     specs, plain = _as_fields(fields, owner)
     for spec in specs:
         check_columns(frame, list(spec.columns), owner)

@@ -37,6 +37,7 @@ import xxhash
 from lsh_frame._kernels import hashing
 from lsh_frame._kernels import neighbours as kernel
 from lsh_frame._kernels import text as text_kernels
+from lsh_frame._labels import hash_labels
 from lsh_frame.config import ShingleConfig
 from lsh_frame.errors import TooManyPairsError
 from lsh_frame.shingle import codepoints, normalize, text_array
@@ -389,7 +390,7 @@ def _label_ranks(
     index: pd.Index,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """Rank of each record's label hash (ties by position), and its inverse."""
-    hashed = np.asarray(pd.util.hash_pandas_object(index, index=False), dtype=np.uint64)
+    hashed = hash_labels(index)
     order = np.lexsort((np.arange(hashed.size), hashed))
     ranks = np.empty(hashed.size, dtype=np.int64)
     ranks[order] = np.arange(hashed.size)

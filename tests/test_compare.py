@@ -711,3 +711,48 @@ def test_a_learned_model_with_bad_comparisons_is_refused(compare_value):
     learned = lf.pairs(people, columns).attrs["lsh_frame"]["model"]
     with pytest.raises(lf.ConfigError, match="compare"):
         compare.MatchModel.from_dict({**learned, "compare": compare_value})
+
+
+# ----------------------------------------------------------------------------
+# Issue 14: a field with no values neither helps nor hurts
+
+PEOPLE_COLUMNS = ["given_name", "surname", "street_address", "date_of_birth", "email"]
+
+
+@pytest.fixture(scope="module")
+def people_300():
+    return lf.datasets.make_customers(300, seed=3).drop(columns="entity_id")
+
+
+@pytest.mark.parametrize("columns", [PEOPLE_COLUMNS, PEOPLE_COLUMNS[:3]])
+def test_a_field_with_no_values_changes_no_decision(people_300, columns):
+    without = people_300.lsh.pairs(columns)
+    with_notes = people_300.assign(notes=None).lsh.pairs([*columns, "notes"])
+    assert with_notes["notes_score"].isna().all()
+    decided = ["left", "right", "score", "match_probability", "match"]
+    pd.testing.assert_frame_equal(with_notes[decided], without[decided])
+    model = with_notes.attrs["lsh_frame"]["model"]
+    reference_model = without.attrs["lsh_frame"]["model"]
+    assert model["no_values"] == ["notes"]
+    assert reference_model["no_values"] == []
+    assert model["fields"] == reference_model["fields"]
+    assert model["fit"] == reference_model["fit"]
+
+
+def test_a_model_learned_with_a_field_with_no_values_decides_a_later_batch(
+    people_300,
+):
+    frame = people_300.assign(notes=None)
+    fields = [*PEOPLE_COLUMNS, "notes"]
+    first = frame.lsh.pairs(fields)
+    learned = first.attrs["lsh_frame"]["model"]
+    again = frame.lsh.pairs(fields, min_score=learned)
+    pd.testing.assert_series_equal(again["match"], first["match"])
+    assert again.attrs["lsh_frame"]["model"]["no_values"] == ["notes"]
+    # The field now has values, but the model has no weights for it: neutral.
+    noted = frame.assign(notes=frame["surname"])
+    decided = noted.lsh.pairs(fields, min_score=learned)
+    assert decided["notes_score"].notna().any()
+    assert decided["match_probability"].notna().all()
+    with pytest.raises(lf.ConfigError, match="learned on the fields"):
+        frame.lsh.pairs(PEOPLE_COLUMNS[:4], min_score=learned)
