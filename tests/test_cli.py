@@ -368,3 +368,44 @@ def test_parquet_index_types_and_labels_are_kept(tmp_path, capsys):
     argv = ["dedupe", str(numbered), "--on", "0", "--min-score", "0.8", "-q"]
     assert cli.main(argv) == 0
     assert "cluster_id" in capsys.readouterr().out
+
+
+@pytest.fixture
+def typed_parquet(tmp_path: Path) -> Path:
+    path = tmp_path / "typed.parquet"
+    pd.DataFrame(
+        {
+            "name": ["john smith", "jon smith", "mary jones", "peter pan"],
+            "dob": pd.to_datetime(
+                ["1980-01-02", "1980-01-02", "1975-05-06", "1990-01-01"]
+            ),
+            "n": [1, 1, 2, 3],
+        }
+    ).to_parquet(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("command", "columns"),
+    [
+        (["dedupe", "{typed}"], ["dob", "n"]),
+        (["dedupe", "{typed}", "--drop"], ["dob", "n"]),
+        (["link", "{typed}", "{typed}"], ["dob_x", "n_x", "dob_y", "n_y"]),
+        (["link", "{typed}", "{typed}", "--pairs"], ["dob_left", "n_right"]),
+    ],
+)
+def test_parquet_typed_columns_keep_their_dtypes(
+    command, columns, typed_parquet, tmp_path
+):
+    output = tmp_path / "out.parquet"
+    argv = [str(typed_parquet) if part == "{typed}" else part for part in command]
+    argv += ["--on", "name,dob,n", "--threshold", "0.3", "--min-score", "0.5",
+             "-o", str(output), "-q"]  # fmt: skip
+    assert cli.main(argv) == 0
+    written = pd.read_parquet(output)
+    assert len(written) > 0
+    for column in columns:
+        if column.split("_")[0] == "dob":
+            assert pd.api.types.is_datetime64_any_dtype(written[column]), column
+        else:
+            assert written[column].dtype == "int64", column
