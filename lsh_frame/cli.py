@@ -18,6 +18,7 @@ many candidate pairs), 2 bad usage or unreadable input.
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import sys
@@ -84,17 +85,10 @@ def read_table(path: str, role: str = "input") -> pd.DataFrame:
     if path != "-" and not Path(path).is_file():
         reason = "it is a directory" if Path(path).is_dir() else "no such file"
         raise InputError(f"cannot read {role} {path!r}: {reason}")
-    source: Any = sys.stdin if path == "-" else path
     try:
         if kind == "parquet":
-            return _plain(pd.read_parquet(source))
-        return pd.read_csv(
-            source,
-            dtype=str,
-            keep_default_na=False,
-            na_values=[""],
-            sep="\t" if path.lower().endswith(".tsv") else ",",
-        )
+            return _plain(pd.read_parquet(path), path, role)
+        return _read_csv(path, role)
     except (OSError, ValueError, UnicodeDecodeError, ImportError) as error:
         detail = str(error).strip().splitlines()[0] if str(error).strip() else ""
         raise InputError(
@@ -103,21 +97,70 @@ def read_table(path: str, role: str = "input") -> pd.DataFrame:
         ) from error
 
 
-def _plain(frame: pd.DataFrame) -> pd.DataFrame:
+def _read_csv(path: str, role: str) -> pd.DataFrame:
+    """Read a CSV file's cells as text, under the names its header gives.
+
+    pandas renames a repeated header name (the second ``name`` becomes
+    ``name.1``), so the header is read first, as written, and refused if it
+    names a column twice.
+    """
+    options: dict[str, Any] = {
+        "dtype": str,
+        "keep_default_na": False,
+        "sep": "\t" if path.lower().endswith(".tsv") else ",",
+    }
+    where = "on standard input" if path == "-" else repr(path)
+    fix = "give each column of its header a different name"
+    if path != "-":
+        # The same parser (compression, encoding, quoting) on the first row.
+        header = pd.read_csv(path, header=None, nrows=1, **options).iloc[0]
+        # Empty header cells are not repeats: pandas numbers them ("Unnamed: 2").
+        _refuse_repeated([name for name in header if name], f"{role} {where}", fix)
+        return pd.read_csv(path, na_values=[""], **options)
+    # Standard input can be read only once: the csv module takes the header
+    # record off it, pandas reads the rest under those names.
+    names = _first_record(sys.stdin, options["sep"])
+    if names is None:
+        return pd.read_csv(sys.stdin, na_values=[""], **options)  # raises: empty
+    names[0] = names[0].removeprefix("\ufeff")  # a byte order mark, as pandas does
+    _refuse_repeated([name for name in names if name], f"{role} {where}", fix)
+    names = [name or f"Unnamed: {number}" for number, name in enumerate(names)]
+    return pd.read_csv(sys.stdin, header=None, names=names, na_values=[""], **options)
+
+
+def _first_record(stream: TextIO, separator: str) -> list[str] | None:
+    """Return the first record that is not a blank line (pandas skips those)."""
+    for record in csv.reader(stream, delimiter=separator):
+        if record:
+            return record
+    return None
+
+
+def _refuse_repeated(names: Sequence[str], what: str, fix: str) -> None:
+    repeated = pd.Index(names)[pd.Index(names).duplicated()].unique()
+    if len(repeated):
+        raise InputError(
+            f"the {what} has more than one column named "
+            + ", ".join(repr(name) for name in repeated)
+            + f"; {fix}"
+        )
+
+
+def _plain(frame: pd.DataFrame, path: str, role: str) -> pd.DataFrame:
     """Return a Parquet table as the command line sees files: labels as text.
 
     A stored index becomes a column again (usable with ``--index-col``, and not
     silently dropped on output); column labels become strings, as in CSV.
     """
     if not isinstance(frame.index, pd.RangeIndex):
-        frame = frame.reset_index()
+        frame = frame.reset_index(allow_duplicates=True)  # refused below
     frame.columns = [str(column) for column in frame.columns]
-    if not frame.columns.is_unique:
-        raise InputError(
-            "the Parquet file's columns (with its stored index) are not unique "
-            "as text: "
-            + ", ".join(sorted(set(frame.columns[frame.columns.duplicated()])))
-        )
+    # Counting the stored index, with the labels as text (1 and "1" collide).
+    _refuse_repeated(
+        list(frame.columns),
+        f"{role} {path!r} (counting its stored index, labels as text)",
+        "give each column a different name",
+    )
     return frame
 
 

@@ -1,11 +1,13 @@
 """The lsh-frame command line."""
 
+import gzip
 import io
 import json
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -409,3 +411,68 @@ def test_parquet_typed_columns_keep_their_dtypes(
             assert pd.api.types.is_datetime64_any_dtype(written[column]), column
         else:
             assert written[column].dtype == "int64", column
+
+
+# ----------------------------------------------------------------------------
+# Duplicated headers, closed pipes, unwritable outputs
+
+
+@pytest.mark.parametrize(
+    ("name", "header", "command"),
+    [
+        ("dup.csv", "name,name,city", ["dedupe", "{bad}"]),
+        ("dup.tsv", "name\tcity\tname", ["dedupe", "{bad}"]),
+        ("dup.csv.gz", "name,name,city", ["dedupe", "{bad}"]),
+        ("dup.csv", '"name",name,city', ["link", "{bad}", "{good}"]),
+        ("dup.csv", "name,name,city", ["link", "{good}", "{bad}"]),
+    ],
+)
+def test_a_duplicated_csv_header_is_refused(name, header, command, tmp_path, capsys):
+    bad, good = tmp_path / name, tmp_path / "good.csv"
+    separator = "\t" if name.endswith(".tsv") else ","
+    rows = "\n".join(["ann,bob,x", "anne,bob,x", ""]).replace(",", separator)
+    opener: Any = gzip.open if name.endswith(".gz") else open
+    with opener(bad, "wt", encoding="utf8") as file:
+        file.write(f"{header}\n{rows}")
+    good.write_text("name,city\nann,x\n")
+    places = {"{bad}": str(bad), "{good}": str(good)}
+    argv = [places.get(part, part) for part in command]
+    assert cli.main([*argv, "--on", "name", "--min-score", "0.5", "-q"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    error = captured.err
+    assert error.count("\n") == 1
+    assert error.startswith(f"lsh-frame {command[0]}: error:")
+    assert "'name'" in error
+    assert str(bad) in error
+
+
+def test_a_parquet_column_named_as_its_stored_index_is_refused(tmp_path, capsys):
+    source = tmp_path / "twice.parquet"
+    frame = pd.DataFrame({"name": ["ann", "anne"]}, index=pd.Index([1, 2], name="name"))
+    frame.to_parquet(source)
+    assert cli.main(["dedupe", str(source), "--on", "name", "-q"]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1
+    assert "'name'" in error
+    assert str(source) in error
+
+
+def test_a_duplicated_csv_header_on_stdin_is_refused(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("name,city,name\nann,x,y\n"))
+    assert cli.main(["dedupe", "-", "--on", "name", "-q"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "'name'" in captured.err
+    assert "standard input" in captured.err
+
+
+def test_stdin_csv_is_read_as_before(customers_csv, monkeypatch, capsys):
+    text = customers_csv.read_text()
+    monkeypatch.setattr(sys, "stdin", io.StringIO(text))
+    assert cli.main(["dedupe", "-", "--on", ",".join(COLUMNS), "-q"]) == 0
+    from_stdin = pd.read_csv(io.StringIO(capsys.readouterr().out), dtype=str)
+    argv = ["dedupe", str(customers_csv), "--on", ",".join(COLUMNS), "-q"]
+    assert cli.main(argv) == 0
+    from_file = pd.read_csv(io.StringIO(capsys.readouterr().out), dtype=str)
+    pd.testing.assert_frame_equal(from_stdin, from_file)
