@@ -12,7 +12,8 @@ on standard input or output). CSV cells are read as text, exactly as written
 (only empty cells are missing), so codes such as ``0800`` keep their zeros.
 Progress goes to stderr when it is a terminal; ``--quiet`` silences it and the
 summary. Exit codes: 0 success, 1 the job could not be done (for example, too
-many candidate pairs), 2 bad usage or unreadable input.
+many candidate pairs), 2 bad usage or unreadable input, 141 the reader of standard
+output went away (``| head``): ended quietly, as a tool that SIGPIPE ends.
 """
 
 from __future__ import annotations
@@ -49,6 +50,10 @@ from lsh_frame.lsh import plan as lsh_plan
 
 #: Exit codes.
 OK, FAILED, USAGE = 0, 1, 2
+#: The reader of standard output closed it early (``lsh-frame ... | head``): the
+#: status a shell reports for a tool that SIGPIPE ends (128 + 13), so that the
+#: truncated output is not taken for a whole one under ``set -o pipefail``.
+BROKEN_PIPE = 141
 
 _CSV = (".csv", ".csv.gz", ".csv.bz2", ".csv.zip", ".csv.xz", ".csv.zst", ".tsv")
 _PARQUET = (".parquet", ".pq")
@@ -176,6 +181,8 @@ def write_table(frame: pd.DataFrame, path: str, *, index: bool) -> None:
             frame.to_csv(
                 path, index=index, sep="\t" if path.lower().endswith(".tsv") else ","
             )
+    except BrokenPipeError:
+        raise  # the reader went away: main ends quietly
     except OSError as error:
         raise InputError(f"cannot write {path!r}: {error.strerror or error}") from error
 
@@ -696,17 +703,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     def out(line: str = "") -> None:
         print(line)
 
+    commands: dict[str, Callable[[], int]] = {
+        "demo": lambda: run_demo(
+            arguments.rows, arguments.seed, show_progress=arguments.progress
+        ),
+        "plan": lambda: run_plan(arguments, out),
+        "dedupe": lambda: run_dedupe(arguments, say),
+        "link": lambda: run_link(arguments, say),
+    }
     try:
-        if arguments.command == "demo":
-            return run_demo(
-                arguments.rows, arguments.seed, show_progress=arguments.progress
-            )
-        if arguments.command == "plan":
-            return run_plan(arguments, out)
-        if arguments.command == "dedupe":
-            return run_dedupe(arguments, say)
-        if arguments.command == "link":
-            return run_link(arguments, say)
+        code = commands[arguments.command]()
+        # Output still buffered meets a closed pipe here, not in Python's exit.
+        sys.stdout.flush()
+        return code
     except _USAGE_ERRORS as error:
         print(f"lsh-frame {arguments.command}: error: {error}", file=sys.stderr)
         return USAGE
@@ -716,11 +725,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # pragma: no cover - interactive
         print("lsh-frame: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # pragma: no cover - e.g. piped into head
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return FAILED
-    return USAGE  # pragma: no cover - argparse rejects unknown commands
+    except BrokenPipeError:
+        _silence_stdout()
+        return BROKEN_PIPE
+
+
+def _silence_stdout() -> None:
+    """Point standard output at the null device after its reader went away.
+
+    Python flushes ``sys.stdout`` on exit; into the closed pipe that would print
+    "Exception ignored ... BrokenPipeError" (see the ``signal`` module's notes).
+    """
+    try:
+        descriptor = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a file, e.g. in tests
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, descriptor)
+    finally:
+        os.close(devnull)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -3,6 +3,7 @@
 import gzip
 import io
 import json
+import os
 import re
 import subprocess
 import sys
@@ -476,3 +477,69 @@ def test_stdin_csv_is_read_as_before(customers_csv, monkeypatch, capsys):
     assert cli.main(argv) == 0
     from_file = pd.read_csv(io.StringIO(capsys.readouterr().out), dtype=str)
     pd.testing.assert_frame_equal(from_stdin, from_file)
+
+
+def _command(*argv: str) -> list[str]:
+    return [sys.executable, "-m", "lsh_frame", *argv]
+
+
+def _environment() -> dict[str, str]:
+    """The environment of a child ``python -m lsh_frame`` that imports this tree."""
+    root = str(Path(cli.__file__).resolve().parents[1])
+    paths = [root, *filter(None, [os.environ.get("PYTHONPATH")])]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+
+
+@pytest.fixture(scope="module")
+def big_csv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("big") / "big.csv"
+    lf.datasets.make_customers(3_000, seed=2).to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="closed pipes are EPIPE on POSIX")
+def test_a_reader_that_stops_early_ends_the_job_quietly(big_csv):
+    # Far more output than a pipe holds (64 KiB on Linux): the writer must
+    # meet the closed pipe, as in `lsh-frame dedupe big.csv ... | head -n 2`.
+    assert big_csv.stat().st_size > 256 * 1024
+    argv = ["dedupe", str(big_csv), "--on", "given_name,surname,email"]
+    process = subprocess.Popen(
+        _command(*argv),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_environment(),
+    )
+    assert process.stdout is not None
+    assert process.stderr is not None
+    first = [process.stdout.readline() for _ in range(2)]
+    process.stdout.close()
+    error = process.stderr.read()
+    process.stderr.close()
+    assert process.wait(timeout=120) == cli.BROKEN_PIPE == 141
+    assert first[0].startswith(b"entity_id,given_name,")
+    assert error == b""  # no message, no traceback, no "Exception ignored"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="closed pipes are EPIPE on POSIX")
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["plan", "--threshold", "0.8"],
+        ["demo", "--rows", "200"],
+        ["dedupe", "{csv}", "--on", "surname"],
+        ["link", "{csv}", "{csv}", "--on", "surname,given_name", "--pairs"],
+    ],
+)
+def test_writing_to_a_closed_pipe_ends_quietly(argv, customers_csv):
+    argv = [str(customers_csv) if part == "{csv}" else part for part in argv]
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first line
+    try:
+        result = subprocess.run(
+            _command(*argv), stdout=write_end, stderr=subprocess.PIPE,
+            env=_environment(), timeout=120,
+        )  # fmt: skip
+    finally:
+        os.close(write_end)
+    assert result.stderr == b""
+    assert result.returncode == 141
