@@ -187,6 +187,37 @@ def write_table(frame: pd.DataFrame, path: str, *, index: bool) -> None:
         raise InputError(f"cannot write {path!r}: {error.strerror or error}") from error
 
 
+def check_outputs(table: str, model: str | None = None) -> None:
+    """Refuse, before the job starts, outputs that could not be written after it.
+
+    ``table`` needs an extension the writer knows; both need an existing,
+    writable folder. ``-`` (standard output) is always writable.
+    """
+    if table != "-":
+        _format(table, "output")
+        _check_writable(table, "output")
+    if model is not None:
+        _check_writable(model, "model file")
+
+
+def _check_writable(path: str, role: str) -> None:
+    target = Path(path)
+    folder = target.parent
+    problem = None
+    if target.is_dir():
+        problem = "it is a directory"
+    elif not folder.exists():
+        problem = f"the folder {str(folder)!r} does not exist (create it first)"
+    elif not folder.is_dir():
+        problem = f"{str(folder)!r} is not a folder"
+    elif target.exists() and not os.access(target, os.W_OK):
+        problem = "the file is not writable"
+    elif not target.exists() and not os.access(folder, os.W_OK | os.X_OK):
+        problem = f"the folder {str(folder)!r} is not writable"
+    if problem is not None:
+        raise InputError(f"cannot write {role} {path!r}: {problem}")
+
+
 def _columns(values: Sequence[str]) -> list[str]:
     """``--on a,b --on c`` → ``["a", "b", "c"]``."""
     names = [name.strip() for value in values for name in value.split(",")]
@@ -311,6 +342,7 @@ def _say_written(
 
 def run_dedupe(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
     """``lsh-frame dedupe``: entity per row, or one row per entity."""
+    check_outputs(arguments.output, arguments.save_model)
     frame = _indexed(read_table(arguments.input), arguments.index_col, "input")
     on = _columns(arguments.on)
     started = time.perf_counter()
@@ -348,6 +380,7 @@ def run_dedupe(arguments: argparse.Namespace, say: Callable[[str], None]) -> int
 
 def run_link(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
     """``lsh-frame link``: the fuzzy join (or the scored pairs with --pairs)."""
+    check_outputs(arguments.output, arguments.save_model)
     left = _indexed(
         read_table(arguments.left, "left input"), arguments.index_col, "left input"
     )

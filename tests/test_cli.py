@@ -543,3 +543,77 @@ def test_writing_to_a_closed_pipe_ends_quietly(argv, customers_csv):
         os.close(write_end)
     assert result.stderr == b""
     assert result.returncode == 141
+
+
+@pytest.fixture
+def no_job(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make every job of the command line fail the test if it starts."""
+
+    def started(*args: object, **kwargs: object) -> pd.DataFrame:
+        raise AssertionError("the job started")
+
+    for job in ("dedupe_frame", "drop_duplicates", "link", "merge"):
+        monkeypatch.setattr(cli, job, started)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["dedupe", "{csv}"],
+        ["dedupe", "{csv}", "--drop"],
+        ["link", "{csv}", "{csv}"],
+        ["link", "{csv}", "{csv}", "--pairs"],
+    ],
+)
+@pytest.mark.parametrize(
+    ("option", "target", "message"),
+    [
+        ("-o", "missing/out.csv", "the folder '{tmp}/missing' does not exist"),
+        ("-o", "missing/out.parquet", "does not exist"),
+        ("-o", "out.xlsx", "cannot tell the format of output"),
+        ("-o", "out", "cannot tell the format of output"),
+        ("-o", "folder.csv", "it is a directory"),
+        ("-o", "file.csv/out.csv", "is not a folder"),
+        ("--save-model", "missing/model.json", "does not exist"),
+        ("--save-model", "folder.csv", "it is a directory"),
+    ],
+)
+def test_an_unwritable_output_is_refused_before_the_job(
+    command, option, target, message, customers_csv, tmp_path, capsys, no_job
+):
+    (tmp_path / "folder.csv").mkdir()
+    (tmp_path / "file.csv").write_text("a\n1\n")
+    argv = [str(customers_csv) if part == "{csv}" else part for part in command]
+    argv += ["--on", "surname", option, str(tmp_path / target), "-q"]
+    assert cli.main(argv) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1
+    assert error.startswith(f"lsh-frame {command[0]}: error: cannot ")
+    assert message.format(tmp=tmp_path) in error
+    assert not (tmp_path / "missing").exists()
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("locked/out.csv", "the folder '{tmp}/locked' is not writable"),
+        ("locked/kept.csv", "the file is not writable"),
+    ],
+)
+def test_an_output_without_write_permission_is_refused_before_the_job(
+    target, message, customers_csv, tmp_path, capsys, monkeypatch, no_job
+):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    (locked / "kept.csv").write_text("a\n1\n")
+    allowed = os.access
+
+    # Permission bits do not bind root (tests may run as root): deny by name.
+    def access(path: Any, mode: int, **kwargs: Any) -> bool:
+        inside = Path(path) == locked or locked in Path(path).parents
+        return not (inside and mode & os.W_OK) and allowed(path, mode, **kwargs)
+
+    monkeypatch.setattr(os, "access", access)
+    argv = ["dedupe", str(customers_csv), "--on", "surname", "-o"]
+    assert cli.main([*argv, str(tmp_path / target), "-q"]) == 2
+    assert message.format(tmp=tmp_path) in capsys.readouterr().err
