@@ -193,9 +193,7 @@ def _signing_inputs(scheme, sets, num_perm=16, seed=3):
         tokens = minhash.reduce_mersenne61(values)
         permute = minhash.mersenne61_permute(a, b)
         sign, dtype = reference.minhash_mersenne61, np.uint64
-    expected = [
-        sign(s, a.tolist(), b.tolist()) if s else [0] * num_perm for s in sets
-    ]
+    expected = [sign(s, a.tolist(), b.tolist()) if s else [0] * num_perm for s in sets]
     return tokens, offsets, permute, np.zeros((len(sets), num_perm), dtype), expected
 
 
@@ -218,7 +216,7 @@ def test_blocks_holding_many_records_match_the_reference(scheme, monkeypatch):
     # the ends and starts of many records of all lengths.
     monkeypatch.setattr(minhash, "LONG_RECORD", 0)
     rng = np.random.default_rng(11)
-    lengths = rng.integers(0, 40, 300).tolist() + [1_300, 3, 700]
+    lengths = [*rng.integers(0, 40, 300).tolist(), 1_300, 3, 700]
     sets = [rng.integers(0, 2**63, n, dtype=np.uint64).tolist() for n in lengths]
     tokens, offsets, permute, out, expected = _signing_inputs(scheme, sets)
     minhash.minhash(tokens, offsets, permute, out)
