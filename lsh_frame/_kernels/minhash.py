@@ -1,14 +1,18 @@
 """MinHash over token sets stored as CSR (``tokens``, ``offsets``).
 
 The work is ``tokens × num_perm`` hash evaluations, so the layout decides the
-speed. Records are sorted by token count and cut into tiles of similar length;
-a tile is a dense ``(length, records)`` matrix, padded with each record's own
-first token (which cannot change a minimum). Then, slot by slot, a
-``(num_perm, records)`` block of permuted values is computed and folded into a
-running minimum. Every numpy call works on contiguous same-shape operands that
-fit in the L2 cache — numpy's vectorised loops skip broadcast operands, so
-constants are pre-broadcast once — and releases the GIL, so chunks of rows run
-in parallel threads.
+speed. Short records are sorted by token count and cut into tiles of similar
+length; a tile is a dense ``(length, records)`` matrix, padded with each
+record's own first token (which cannot change a minimum). Then, slot by slot,
+a ``(num_perm, records)`` block of permuted values is computed and folded into
+a running minimum. Long records would get tiles of few records, so that every
+call works on a narrow block and the cost per token grows with the length;
+instead their tokens are taken as one stream, cut into full-width blocks, and
+each block's ``(num_perm, width)`` values are reduced per record piece. Every
+numpy call works on contiguous same-shape operands that fit in the L2 cache —
+numpy's vectorised loops skip broadcast operands, so constants are
+pre-broadcast once — and releases the GIL, so chunks of rows run in parallel
+threads.
 """
 
 from __future__ import annotations
@@ -28,8 +32,11 @@ TILE_RECORDS = 512
 #: Upper bound on padded cells (records × length) gathered for one tile.
 TILE_CELLS = 1 << 16
 #: Records longer than this are reduced in blocks of their tokens instead of slot
-#: by slot (see :func:`_long_records`).
-LONG_RECORD = 512
+#: by slot (see :func:`_long_records`). Tiles of longer records hold fewer than
+#: ``TILE_CELLS // LONG_RECORD`` records, and their narrow blocks cost more per
+#: token than the blocks (measured: the same per token up to 128 tokens, twice as
+#: much from 256; see benchmarks/README.md, "Long values").
+LONG_RECORD = 128
 
 Permute = Callable[[npt.NDArray, npt.NDArray], npt.NDArray]
 
