@@ -108,6 +108,8 @@ class Field:
         words, else ``"ratio"``), ``"ratio"``, ``"token_sort_ratio"``,
         ``"token_set_ratio"``, ``"partial_ratio"``, ``"jaro_winkler"``,
         ``"levenshtein"``, ``"jaccard"`` (of the shingle sets) or ``"exact"``.
+        The rapidfuzz comparisons see at most the first
+        ``lsh_frame.compare.FUZZY_MAX_CHARS`` (4,000) characters of a value.
     weight : float
         Weight of the field in the combined score.
     tag_columns : bool

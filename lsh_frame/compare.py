@@ -61,6 +61,7 @@ from lsh_frame.shingle import normalize, tokenize
 __all__ = [
     "AUTO_MIN_SCORE_RANGE",
     "DEFAULT_MIN_SCORE",
+    "FUZZY_MAX_CHARS",
     "MatchModel",
     "auto_min_score",
     "pairs",
@@ -77,6 +78,14 @@ SCORERS: dict[str, tuple[Callable[..., float], float]] = {
     "levenshtein": (distance.Levenshtein.normalized_similarity, 1.0),
 }
 
+#: Fuzzy comparisons (the rapidfuzz scorers) see at most this many leading
+#: characters of each normalised value. Their cost grows with the product of the
+#: two lengths — two near-identical values of a million characters took 20 s —
+#: so a longer value (a pasted document, a log) is compared on its first
+#: ``FUZZY_MAX_CHARS`` characters. Names, addresses, titles and short
+#: descriptions are far shorter and untouched; Jaccard similarity (and
+#: ``compare="jaccard"`` or ``"exact"``) always uses the whole value.
+FUZZY_MAX_CHARS = 4_000
 #: ``min_score`` used by ``"auto"`` when there are too few pairs to learn from.
 DEFAULT_MIN_SCORE = 0.7
 #: ``"auto"`` keeps the learned ``min_score`` within this range.
@@ -174,7 +183,12 @@ def _fuzzy(
     scorer, scale = SCORERS[comparison]
     # One Python string per distinct value, shared by every pair that uses it.
     needed = sorted_unique(np.concatenate([first, second]))
-    strings = dictionary.take(pa.array(needed)).to_numpy(zero_copy_only=False)
+    values = dictionary.take(pa.array(needed))
+    # A value of at most FUZZY_MAX_CHARS bytes has at most as many characters,
+    # so the byte lengths (read off the offsets) say whether to cut at all.
+    if len(values) and pc.max(pc.binary_length(values)).as_py() > FUZZY_MAX_CHARS:
+        values = pc.utf8_slice_codeunits(values, 0, FUZZY_MAX_CHARS)
+    strings = values.to_numpy(zero_copy_only=False)
     where = np.empty(len(dictionary), dtype=np.int64)
     where[needed] = np.arange(needed.size)
     result = process.cpdist(
@@ -555,7 +569,10 @@ def score(
         What to compare. A plain column name is compared on its own with
         ``compare="auto"``; a :class:`~lsh_frame.Field` says how
         (``compare``, ``weight``, shingles). A field over several columns is
-        compared on its columns' text joined by a space. A field naming a
+        compared on its columns' text joined by a space. The rapidfuzz
+        comparisons see at most the first :data:`FUZZY_MAX_CHARS` (4,000)
+        characters of each normalised value, which bounds their cost on very
+        long values; Jaccard similarity always uses the whole value. A field naming a
         column of MinHash signatures is compared by the signature estimate.
     other : DataFrame, optional
         The right table when the pairs link two tables.
