@@ -60,10 +60,18 @@ def canonical_text(values: pd.Series, *, owner: str) -> pa.Array:
     >>> canonical_text(pd.Series([1999.0, None, 12.5]), owner="shingles").to_pylist()
     ['1999', None, '12.5']
     """
+    try:
+        return _canonical_text(values, owner=owner)
+    except UnicodeEncodeError as error:
+        # Looked for only now: good text converts without a pass in Python.
+        raise _not_unicode(values, owner) from error
+
+
+def _canonical_text(values: pd.Series, *, owner: str) -> pa.Array:
     label = f"Column {values.name!r}" if values.name is not None else "The values"
     dtype = values.dtype
     if isinstance(dtype, pd.CategoricalDtype):
-        categories = canonical_text(
+        categories = _canonical_text(
             pd.Series(dtype.categories, name=values.name), owner=owner
         )
         codes = values.cat.codes.to_numpy()
@@ -83,6 +91,32 @@ def canonical_text(values: pd.Series, *, owner: str) -> pa.Array:
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()
     return _arrow_text(array, label, owner, dtype)
+
+
+#: A lone surrogate: what decoding bytes with errors="surrogateescape" leaves.
+_SURROGATE = "[\ud800-\udfff]"
+
+
+def _not_unicode(values: pd.Series, owner: str) -> ColumnTypeError:
+    """Return the error for text holding lone surrogates, naming the first bad row."""
+    label = f"Column {values.name!r}" if values.name is not None else "The values"
+    text = pd.Series(values.to_numpy(dtype=object), index=values.index, dtype=object)
+    is_text = np.frompyfunc(lambda value: isinstance(value, str), 1, 1)(text)
+    bad = text[is_text.astype(bool)].str.contains(_SURROGATE, regex=True)
+    where = ""
+    if bad.any():
+        row = bad.index[bad.to_numpy(dtype=bool)].tolist()[0]
+        where = f" The first is at row label {row!r}: {_short(text[row])}."
+    verb = "hold" if label == "The values" else "holds"
+    return ColumnTypeError(
+        f"{label} passed to {owner} {verb} text that is not valid Unicode: lone "
+        "surrogates, as left by decoding bytes with errors='surrogateescape' "
+        f"(os.fsdecode, some file readers).{where} Allowed is text that encodes "
+        "to UTF-8. Decode the bytes properly first, for example with "
+        ".str.encode('utf-8', 'surrogateescape').str.decode('latin-1') if they "
+        "are Latin-1, or .str.encode('utf-8', 'surrogateescape')"
+        ".str.decode('utf-8', errors='replace') to replace what is not UTF-8."
+    )
 
 
 def _wall_time(values: pd.Series) -> pd.Series:
@@ -256,6 +290,8 @@ def _group_text(
             array = pa.array(pd.to_timedelta(pd.Series(values, dtype=object)))
         else:
             array = pa.array(values)
+    except UnicodeEncodeError:
+        raise  # a ValueError, but canonical_text names the row it is in
     except (pa.ArrowException, TypeError, ValueError, OverflowError) as error:
         raise _refusal(
             label, owner, dtype, f" holding {group} values Arrow cannot read ({error})"

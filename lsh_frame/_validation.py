@@ -6,10 +6,12 @@ One message shape everywhere: what was wrong, the bad value, what is allowed.
 from __future__ import annotations
 
 import difflib
+import math
 import numbers
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence, Set
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from lsh_frame.errors import ColumnError, ConfigError, ConfigTypeError
@@ -55,6 +57,47 @@ def check_bool(value: Any, name: str, owner: str) -> bool:
     return value
 
 
+def check_fraction(
+    value: Any, name: str, owner: str, *, optional: bool = False
+) -> float | None:
+    """Return ``value`` as a float in (0, 1], or raise (NaN is refused too).
+
+    ``optional`` lets None through (a parameter the data decides when omitted).
+    """
+    if value is None and optional:
+        return None
+    allowed = "a number in (0, 1]" + (" or None" if optional else "")
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ConfigTypeError(
+            f"The '{name}' parameter of {owner} must be {allowed}. "
+            f"Got {value!r} of type {type(value).__name__} instead."
+        )
+    value = float(value)
+    if math.isnan(value) or not 0 < value <= 1:
+        raise ConfigError(
+            f"The '{name}' parameter of {owner} must be {allowed}. "
+            f"Got {value!r} instead."
+        )
+    return value
+
+
+def refuse_set(value: Any, name: str, owner: str) -> None:
+    """Raise if ``value`` is a set: a set's order depends on PYTHONHASHSEED.
+
+    Columns are taken in order (the first one's text comes first, the fields'
+    columns are joined in order), so a set would give different results in
+    different processes.
+    """
+    if isinstance(value, Set):
+        shown = sorted(map(repr, value))
+        raise ConfigTypeError(
+            f"The '{name}' parameter of {owner} must be a column label or a list "
+            f"of them. Got a set ({{{', '.join(shown)}}}) instead; a set has no "
+            "order, so its columns would come in a different order in each "
+            f"process. Pass a list, for example [{', '.join(shown)}]."
+        )
+
+
 def check_choice(value: Any, name: str, owner: str, allowed: Iterable[Any]) -> Any:
     """Return ``value`` if it is one of ``allowed``, or raise listing the choices."""
     allowed = tuple(allowed)
@@ -83,6 +126,7 @@ def check_columns(
     raises :class:`~lsh_frame.errors.ColumnError` with a did-you-mean hint;
     ``table`` names the frame in the message (e.g. "right table ('other')").
     """
+    refuse_set(columns, "columns", owner)
     if isinstance(columns, (str, bytes)) or not isinstance(columns, Iterable):
         columns = [columns]
     columns = list(columns)
@@ -154,6 +198,7 @@ def right_columns(
         return None
     table = f"right table ({role!r})"
     left_columns = list(left_columns)
+    refuse_set(right_on, "right_on", owner)
     if right_on is None:
         names = left_columns
     elif isinstance(right_on, Mapping):

@@ -14,7 +14,7 @@ from lsh_frame import explain as _explain
 from lsh_frame import jobs as _jobs
 from lsh_frame import minhash as _minhash
 from lsh_frame import shingle as _shingle
-from lsh_frame._validation import check_columns
+from lsh_frame._validation import check_columns, refuse_set
 
 
 @pd.api.extensions.register_dataframe_accessor("lsh")
@@ -40,6 +40,7 @@ class LshAccessor:
         >>> df.lsh.shingles("name").list.len().tolist()
         [2, 1]
         """
+        refuse_set(column, "column", "df.lsh.shingles")
         (column,) = check_columns(self._frame, [column], "df.lsh.shingles")
         return _shingle.shingles(self._frame[column], **options)
 

@@ -15,6 +15,7 @@ reported, and the number of pairs is computed before any pair is built.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Hashable, Sequence
 from dataclasses import KW_ONLY, dataclass, field
@@ -32,12 +33,15 @@ from lsh_frame._arrow import MinHashType, check_compatible, signature_matrix
 from lsh_frame._kernels import hashing
 from lsh_frame._kernels import keys as key_kernels
 from lsh_frame._kernels import pairs as pair_kernels
+from lsh_frame._labels import hash_labels
 from lsh_frame._validation import (
     check_bool,
     check_choice,
     check_columns,
+    check_fraction,
     check_int,
     present,
+    refuse_set,
     right_columns,
 )
 from lsh_frame.config import Comparison, MinHashConfig, ShingleConfig, ShingleKind
@@ -106,6 +110,8 @@ class Field:
         words, else ``"ratio"``), ``"ratio"``, ``"token_sort_ratio"``,
         ``"token_set_ratio"``, ``"partial_ratio"``, ``"jaro_winkler"``,
         ``"levenshtein"``, ``"jaccard"`` (of the shingle sets) or ``"exact"``.
+        The rapidfuzz comparisons see at most the first
+        ``lsh_frame.compare.FUZZY_MAX_CHARS`` (4,000) characters of a value.
     weight : float
         Weight of the field in the combined score.
     tag_columns : bool
@@ -145,6 +151,7 @@ class Field:
     def __post_init__(self) -> None:
         owner = "Field"
         columns = self.columns
+        refuse_set(columns, "columns", owner)
         if isinstance(columns, (str, bytes)) or not isinstance(columns, Sequence):
             columns = (columns,)
         columns = tuple(columns)
@@ -171,10 +178,10 @@ class Field:
         if (
             isinstance(self.weight, bool)
             or not isinstance(self.weight, (int, float))
-            or not self.weight >= 0
+            or not 0 <= self.weight < math.inf
         ):
             raise ConfigError(
-                f"The 'weight' parameter of {owner} must be a number >= 0. "
+                f"The 'weight' parameter of {owner} must be a finite number >= 0. "
                 f"Got {self.weight!r} instead."
             )
         if (self.bands is None) != (self.rows is None):
@@ -396,6 +403,22 @@ def _side_keys(
 # From the caller's fields to resolved keys
 
 
+def identifier_field(column: Hashable) -> Field:
+    """Return the exact key the defaults try on a column.
+
+    Punctuation does not count: "310/246-1501" and "310-246-1501" are one
+    phone number, "j.smith@x" and "jsmith@x" one address written two ways.
+    """
+    return Field(column, blocking="exact", strip_punctuation=True)
+
+
+#: Linking, an exact key on an identifier is dropped when the two tables'
+#: values meet for fewer than this share of the smaller table's records: they
+#: are written differently on each side ("(1999)" after a title on one side
+#: only), and the key would find (almost) no pair.
+LINK_KEY_MIN_MEETING = 0.01
+
+
 def _check_frame(frame: Any, role: str, owner: str) -> pd.DataFrame:
     if not isinstance(frame, pd.DataFrame):
         raise ConfigTypeError(
@@ -414,6 +437,7 @@ def _check_frame(frame: Any, role: str, owner: str) -> pd.DataFrame:
 
 def _as_fields(fields: Any, owner: str) -> tuple[list[Field], bool]:
     """Return the fields and whether the caller gave only plain column names."""
+    refuse_set(fields, "fields", owner)
     if isinstance(fields, (pd.Index, pd.Series, np.ndarray)):
         fields = fields.tolist()  # e.g. df.columns
     elif isinstance(fields, (str, Field)) or not isinstance(fields, Sequence):
@@ -559,8 +583,7 @@ def exact_profile(
 def label_hashes(index: pd.Index, seed: int) -> npt.NDArray[np.uint64]:
     """Return a stable 64-bit hash of each index label, keyed by the seed."""
     key = xxhash.xxh64_hexdigest(str(seed).encode("ascii"))
-    hashed = pd.util.hash_pandas_object(index, hash_key=key)
-    return np.asarray(hashed, dtype=np.uint64)
+    return hash_labels(index, hash_key=key)
 
 
 def sample_rows(
@@ -695,6 +718,10 @@ def decide_keys(
 ) -> tuple[list[BlockingKey], list[str]]:
     """Decide the blocking keys of some fields (the rules of :func:`resolve`)."""
     frame, other = source.left, source.right
+    # Checked here, whatever the fields: when every field is exact they are
+    # never used, but a bad value is still a mistake the caller should hear of.
+    threshold = check_fraction(threshold, "threshold", owner, optional=True)
+    recall = check_fraction(recall, "recall", owner)  # type: ignore[assignment]
     specs, plain = _as_fields(fields, owner)
     for spec in specs:
         check_columns(frame, list(spec.columns), owner)
@@ -720,14 +747,26 @@ def decide_keys(
         columns = [column for spec in specs for column in spec.columns]
         for column in columns:
             _progress.step(f"profiling {column}")
-            profile = source.exact_profile(Field(column, blocking="exact"))
+            profile = source.exact_profile(identifier_field(column))
             facts = (
                 f"{profile.distinct:,} distinct values in {profile.keyed:,} records, "
                 f"99% of values shared by at most {profile.typical_bucket:g} records "
                 f"per table, {profile.pairs:,} pairs"
             )
-            if profile.identifies(n_records):
-                keys.append(BlockingKey(Field(column, blocking="exact"), "exact"))
+            meets = (
+                n_right is None
+                or profile.pairs >= LINK_KEY_MIN_MEETING * min(n_left, n_right)
+            )
+            if profile.identifies(n_records) and not meets:
+                decisions.append(
+                    f"{column}: no exact key: its values would identify records, "
+                    "but the two tables' values almost never agree "
+                    f"({profile.pairs:,} pairs between {n_left:,} and {n_right:,} "
+                    "records; they are written differently on each side); part of "
+                    "the record key"
+                )
+            elif profile.identifies(n_records):
+                keys.append(BlockingKey(identifier_field(column), "exact"))
                 decisions.append(f"{column}: exact key, identifies records ({facts})")
             else:
                 decisions.append(

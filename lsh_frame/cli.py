@@ -12,12 +12,14 @@ on standard input or output). CSV cells are read as text, exactly as written
 (only empty cells are missing), so codes such as ``0800`` keep their zeros.
 Progress goes to stderr when it is a terminal; ``--quiet`` silences it and the
 summary. Exit codes: 0 success, 1 the job could not be done (for example, too
-many candidate pairs), 2 bad usage or unreadable input.
+many candidate pairs), 2 bad usage or unreadable input, 141 the reader of standard
+output went away (``| head``): ended quietly, as a tool that SIGPIPE ends.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import sys
@@ -48,6 +50,10 @@ from lsh_frame.lsh import plan as lsh_plan
 
 #: Exit codes.
 OK, FAILED, USAGE = 0, 1, 2
+#: The reader of standard output closed it early (``lsh-frame ... | head``): the
+#: status a shell reports for a tool that SIGPIPE ends (128 + 13), so that the
+#: truncated output is not taken for a whole one under ``set -o pipefail``.
+BROKEN_PIPE = 141
 
 _CSV = (".csv", ".csv.gz", ".csv.bz2", ".csv.zip", ".csv.xz", ".csv.zst", ".tsv")
 _PARQUET = (".parquet", ".pq")
@@ -84,17 +90,10 @@ def read_table(path: str, role: str = "input") -> pd.DataFrame:
     if path != "-" and not Path(path).is_file():
         reason = "it is a directory" if Path(path).is_dir() else "no such file"
         raise InputError(f"cannot read {role} {path!r}: {reason}")
-    source: Any = sys.stdin if path == "-" else path
     try:
         if kind == "parquet":
-            return _plain(pd.read_parquet(source))
-        return pd.read_csv(
-            source,
-            dtype=str,
-            keep_default_na=False,
-            na_values=[""],
-            sep="\t" if path.lower().endswith(".tsv") else ",",
-        )
+            return _plain(pd.read_parquet(path), path, role)
+        return _read_csv(path, role)
     except (OSError, ValueError, UnicodeDecodeError, ImportError) as error:
         detail = str(error).strip().splitlines()[0] if str(error).strip() else ""
         raise InputError(
@@ -103,21 +102,70 @@ def read_table(path: str, role: str = "input") -> pd.DataFrame:
         ) from error
 
 
-def _plain(frame: pd.DataFrame) -> pd.DataFrame:
+def _read_csv(path: str, role: str) -> pd.DataFrame:
+    """Read a CSV file's cells as text, under the names its header gives.
+
+    pandas renames a repeated header name (the second ``name`` becomes
+    ``name.1``), so the header is read first, as written, and refused if it
+    names a column twice.
+    """
+    options: dict[str, Any] = {
+        "dtype": str,
+        "keep_default_na": False,
+        "sep": "\t" if path.lower().endswith(".tsv") else ",",
+    }
+    where = "on standard input" if path == "-" else repr(path)
+    fix = "give each column of its header a different name"
+    if path != "-":
+        # The same parser (compression, encoding, quoting) on the first row.
+        header = pd.read_csv(path, header=None, nrows=1, **options).iloc[0]
+        # Empty header cells are not repeats: pandas numbers them ("Unnamed: 2").
+        _refuse_repeated([name for name in header if name], f"{role} {where}", fix)
+        return pd.read_csv(path, na_values=[""], **options)
+    # Standard input can be read only once: the csv module takes the header
+    # record off it, pandas reads the rest under those names.
+    names = _first_record(sys.stdin, options["sep"])
+    if names is None:
+        return pd.read_csv(sys.stdin, na_values=[""], **options)  # raises: empty
+    names[0] = names[0].removeprefix("\ufeff")  # a byte order mark, as pandas does
+    _refuse_repeated([name for name in names if name], f"{role} {where}", fix)
+    names = [name or f"Unnamed: {number}" for number, name in enumerate(names)]
+    return pd.read_csv(sys.stdin, header=None, names=names, na_values=[""], **options)
+
+
+def _first_record(stream: TextIO, separator: str) -> list[str] | None:
+    """Return the first record that is not a blank line (pandas skips those)."""
+    for record in csv.reader(stream, delimiter=separator):
+        if record:
+            return record
+    return None
+
+
+def _refuse_repeated(names: Sequence[str], what: str, fix: str) -> None:
+    repeated = pd.Index(names)[pd.Index(names).duplicated()].unique()
+    if len(repeated):
+        raise InputError(
+            f"the {what} has more than one column named "
+            + ", ".join(repr(name) for name in repeated)
+            + f"; {fix}"
+        )
+
+
+def _plain(frame: pd.DataFrame, path: str, role: str) -> pd.DataFrame:
     """Return a Parquet table as the command line sees files: labels as text.
 
     A stored index becomes a column again (usable with ``--index-col``, and not
     silently dropped on output); column labels become strings, as in CSV.
     """
     if not isinstance(frame.index, pd.RangeIndex):
-        frame = frame.reset_index()
+        frame = frame.reset_index(allow_duplicates=True)  # refused below
     frame.columns = [str(column) for column in frame.columns]
-    if not frame.columns.is_unique:
-        raise InputError(
-            "the Parquet file's columns (with its stored index) are not unique "
-            "as text: "
-            + ", ".join(sorted(set(frame.columns[frame.columns.duplicated()])))
-        )
+    # Counting the stored index, with the labels as text (1 and "1" collide).
+    _refuse_repeated(
+        list(frame.columns),
+        f"{role} {path!r} (counting its stored index, labels as text)",
+        "give each column a different name",
+    )
     return frame
 
 
@@ -133,8 +181,41 @@ def write_table(frame: pd.DataFrame, path: str, *, index: bool) -> None:
             frame.to_csv(
                 path, index=index, sep="\t" if path.lower().endswith(".tsv") else ","
             )
+    except BrokenPipeError:
+        raise  # the reader went away: main ends quietly
     except OSError as error:
         raise InputError(f"cannot write {path!r}: {error.strerror or error}") from error
+
+
+def check_outputs(table: str, model: str | None = None) -> None:
+    """Refuse, before the job starts, outputs that could not be written after it.
+
+    ``table`` needs an extension the writer knows; both need an existing,
+    writable folder. ``-`` (standard output) is always writable.
+    """
+    if table != "-":
+        _format(table, "output")
+        _check_writable(table, "output")
+    if model is not None:
+        _check_writable(model, "model file")
+
+
+def _check_writable(path: str, role: str) -> None:
+    target = Path(path)
+    folder = target.parent
+    problem = None
+    if target.is_dir():
+        problem = "it is a directory"
+    elif not folder.exists():
+        problem = f"the folder {str(folder)!r} does not exist (create it first)"
+    elif not folder.is_dir():
+        problem = f"{str(folder)!r} is not a folder"
+    elif target.exists() and not os.access(target, os.W_OK):
+        problem = "the file is not writable"
+    elif not target.exists() and not os.access(folder, os.W_OK | os.X_OK):
+        problem = f"the folder {str(folder)!r} is not writable"
+    if problem is not None:
+        raise InputError(f"cannot write {role} {path!r}: {problem}")
 
 
 def _columns(values: Sequence[str]) -> list[str]:
@@ -261,6 +342,7 @@ def _say_written(
 
 def run_dedupe(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
     """``lsh-frame dedupe``: entity per row, or one row per entity."""
+    check_outputs(arguments.output, arguments.save_model)
     frame = _indexed(read_table(arguments.input), arguments.index_col, "input")
     on = _columns(arguments.on)
     started = time.perf_counter()
@@ -298,6 +380,7 @@ def run_dedupe(arguments: argparse.Namespace, say: Callable[[str], None]) -> int
 
 def run_link(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
     """``lsh-frame link``: the fuzzy join (or the scored pairs with --pairs)."""
+    check_outputs(arguments.output, arguments.save_model)
     left = _indexed(
         read_table(arguments.left, "left input"), arguments.index_col, "left input"
     )
@@ -653,17 +736,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     def out(line: str = "") -> None:
         print(line)
 
+    commands: dict[str, Callable[[], int]] = {
+        "demo": lambda: run_demo(
+            arguments.rows, arguments.seed, show_progress=arguments.progress
+        ),
+        "plan": lambda: run_plan(arguments, out),
+        "dedupe": lambda: run_dedupe(arguments, say),
+        "link": lambda: run_link(arguments, say),
+    }
     try:
-        if arguments.command == "demo":
-            return run_demo(
-                arguments.rows, arguments.seed, show_progress=arguments.progress
-            )
-        if arguments.command == "plan":
-            return run_plan(arguments, out)
-        if arguments.command == "dedupe":
-            return run_dedupe(arguments, say)
-        if arguments.command == "link":
-            return run_link(arguments, say)
+        code = commands[arguments.command]()
+        # Output still buffered meets a closed pipe here, not in Python's exit.
+        sys.stdout.flush()
+        return code
     except _USAGE_ERRORS as error:
         print(f"lsh-frame {arguments.command}: error: {error}", file=sys.stderr)
         return USAGE
@@ -673,11 +758,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # pragma: no cover - interactive
         print("lsh-frame: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # pragma: no cover - e.g. piped into head
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return FAILED
-    return USAGE  # pragma: no cover - argparse rejects unknown commands
+    except BrokenPipeError:
+        _silence_stdout()
+        return BROKEN_PIPE
+
+
+def _silence_stdout() -> None:
+    """Point standard output at the null device after its reader went away.
+
+    Python flushes ``sys.stdout`` on exit; into the closed pipe that would print
+    "Exception ignored ... BrokenPipeError" (see the ``signal`` module's notes).
+    """
+    try:
+        descriptor = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a file, e.g. in tests
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, descriptor)
+    finally:
+        os.close(devnull)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -62,6 +62,7 @@ from lsh_frame.shingle import normalize, tokenize
 __all__ = [
     "AUTO_MIN_SCORE_RANGE",
     "DEFAULT_MIN_SCORE",
+    "FUZZY_MAX_CHARS",
     "MatchModel",
     "auto_min_score",
     "pairs",
@@ -78,6 +79,14 @@ SCORERS: dict[str, tuple[Callable[..., float], float]] = {
     "levenshtein": (distance.Levenshtein.normalized_similarity, 1.0),
 }
 
+#: Fuzzy comparisons (the rapidfuzz scorers) see at most this many leading
+#: characters of each normalised value. Their cost grows with the product of the
+#: two lengths — two near-identical values of a million characters took 20 s —
+#: so a longer value (a pasted document, a log) is compared on its first
+#: ``FUZZY_MAX_CHARS`` characters. Names, addresses, titles and short
+#: descriptions are far shorter and untouched; Jaccard similarity (and
+#: ``compare="jaccard"`` or ``"exact"``) always uses the whole value.
+FUZZY_MAX_CHARS = 4_000
 #: ``min_score`` used by ``"auto"`` when there are too few pairs to learn from.
 DEFAULT_MIN_SCORE = 0.7
 #: ``"auto"`` keeps the learned ``min_score`` within this range.
@@ -175,7 +184,12 @@ def _fuzzy(
     scorer, scale = SCORERS[comparison]
     # One Python string per distinct value, shared by every pair that uses it.
     needed = sorted_unique(np.concatenate([first, second]))
-    strings = dictionary.take(pa.array(needed)).to_numpy(zero_copy_only=False)
+    values = dictionary.take(pa.array(needed))
+    # A value of at most FUZZY_MAX_CHARS bytes has at most as many characters,
+    # so the byte lengths (read off the offsets) say whether to cut at all.
+    if len(values) and pc.max(pc.binary_length(values)).as_py() > FUZZY_MAX_CHARS:
+        values = pc.utf8_slice_codeunits(values, 0, FUZZY_MAX_CHARS)
+    strings = values.to_numpy(zero_copy_only=False)
     where = np.empty(len(dictionary), dtype=np.int64)
     where[needed] = np.arange(needed.size)
     result = process.cpdist(
@@ -556,7 +570,10 @@ def score(
         What to compare. A plain column name is compared on its own with
         ``compare="auto"``; a :class:`~lsh_frame.Field` says how
         (``compare``, ``weight``, shingles). A field over several columns is
-        compared on its columns' text joined by a space. A field naming a
+        compared on its columns' text joined by a space. The rapidfuzz
+        comparisons see at most the first :data:`FUZZY_MAX_CHARS` (4,000)
+        characters of each normalised value, which bounds their cost on very
+        long values; Jaccard similarity always uses the whole value. A field naming a
         column of MinHash signatures is compared by the signature estimate.
     other : DataFrame, optional
         The right table when the pairs link two tables.
@@ -603,7 +620,9 @@ def score(
         both. ``attrs["lsh_frame"]`` records the ``min_score`` used, each
         field's comparison and weight, and the learned model (``"model"``:
         prior, and m, u and weight in bits per field and level; ``"fit"``: how
-        the refinement went).
+        the refinement went; ``"no_values"``: counted fields left out of the
+        model because every pair's score on them is missing, so they change
+        no decision).
 
     Examples
     --------
@@ -863,11 +882,22 @@ def learn_model(
 ) -> tuple[MatchModel | None, dict[str, Any] | None]:
     """Learn the model of ``"auto"`` from the level table of all pairs; and its fit."""
     labels = [spec.label for spec in plan.counted]
-    model = MatchModel.learn_table(labels, table)
+    # A field missing in every pair has m = u: it cannot move a decision, but
+    # it would count towards the fields needed to refine, and the soundness
+    # check (agreeing must weigh more than differing) takes it for a flipped
+    # fit. Leave it out, so the model is the one learned without it.
+    empty = np.all(table.rows[:, :-1] == _MISSING, axis=0)
+    no_values = tuple(label for label, none in zip(labels, empty, strict=True) if none)
+    if no_values:
+        keep = [column for column, none in enumerate(empty) if not none]
+        labels = [labels[column] for column in keep]
+        table = LevelTable(*_summed_rows(table.rows[:, [*keep, -1]], table.counts))
+    model = MatchModel.learn_table(labels, table) if labels else None
     if model is None:
         return None, None
     patterns, counts = table.fields()
-    return MatchModel.refine_patterns(labels, patterns, counts, model)
+    model, fit = MatchModel.refine_patterns(labels, patterns, counts, model)
+    return dataclasses.replace(model, no_values=no_values), fit
 
 
 def decide(
@@ -878,7 +908,10 @@ def decide(
 ) -> tuple[npt.NDArray[np.float64] | None, npt.NDArray[np.bool_]]:
     """``match_probability`` (None without one) and ``match`` of some pairs."""
     if model is not None:
-        probability = model.probability_of_levels(levels)
+        # Only the model's fields: one it left out (no values) is neutral.
+        probability = model.probability_of_levels(
+            {label: levels[label] for label in model.m}
+        )
         return probability, probability >= 0.5
     assert provisional is not None
     size = provisional.size
@@ -1119,6 +1152,9 @@ class MatchModel:
     m: dict[str, npt.NDArray[np.float64]]
     u: dict[str, npt.NDArray[np.float64]]
     compare: dict[str, str] = dataclasses.field(default_factory=dict)
+    #: Counted fields left out because no candidate pair had a value in them
+    #: (every score missing): they neither help nor hurt a decision.
+    no_values: tuple[str, ...] = ()
 
     @classmethod
     def from_dict(cls, learned: Any, owner: str = "MatchModel") -> MatchModel:
@@ -1171,7 +1207,18 @@ class MatchModel:
                 f"fields to comparisons ({', '.join(sorted(allowed))}). Got "
                 f"{compare!r}."
             )
-        return cls(prior=prior, m=m, u=u, compare=dict(compare))
+        no_values = learned.get("no_values", [])
+        if not isinstance(no_values, (list, tuple)) or not all(
+            isinstance(label, str) and label not in m for label in no_values
+        ):
+            raise ConfigError(
+                f"{owner} got a learned model whose 'no_values' is not a list of "
+                f"field names other than its fields ({', '.join(sorted(m))}). Got "
+                f"{no_values!r}."
+            )
+        return cls(
+            prior=prior, m=m, u=u, compare=dict(compare), no_values=tuple(no_values)
+        )
 
     @staticmethod
     def levels(values: npt.NDArray[np.float64]) -> npt.NDArray[np.intp]:
@@ -1299,10 +1346,11 @@ class MatchModel:
     def check_fields(self, specs: list[Field], owner: str) -> None:
         """Raise unless the fields counted (weight > 0) are the model's."""
         counted = {spec.label for spec in specs if spec.weight > 0}
-        if counted != set(self.m):
+        learned_on = set(self.m) | set(self.no_values)
+        if counted != learned_on:
             raise ConfigError(
                 f"The model given to {owner} as min_score was learned on the fields "
-                f"{sorted(self.m)}, but the fields here (weight > 0) are "
+                f"{sorted(learned_on)}, but the fields here (weight > 0) are "
                 f"{sorted(counted)}. Match on the same fields."
             )
 
@@ -1421,6 +1469,7 @@ class MatchModel:
                 }
                 for label in self.m
             },
+            "no_values": list(self.no_values),
         }
 
 

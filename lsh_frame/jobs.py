@@ -30,6 +30,7 @@ from lsh_frame._validation import (
     check_choice,
     check_columns,
     present,
+    refuse_set,
     right_columns,
 )
 from lsh_frame.blocking import _as_fields, _check_frame, field_columns, mapped_columns
@@ -373,6 +374,7 @@ def drop_duplicates(
 
 
 def _label_list(value: Any, name: str, owner: str) -> list[Any]:
+    refuse_set(value, name, owner)
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         return [value]
     if not value:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -36,7 +37,9 @@ import xxhash
 from lsh_frame._kernels import hashing
 from lsh_frame._kernels import neighbours as kernel
 from lsh_frame._kernels import text as text_kernels
+from lsh_frame._labels import hash_labels
 from lsh_frame.config import ShingleConfig
+from lsh_frame.errors import TooManyPairsError
 from lsh_frame.shingle import codepoints, normalize, text_array
 
 __all__ = [
@@ -103,41 +106,52 @@ def _salt(column: Hashable) -> np.uint64:
 
 
 def _column_tokens(
-    values: pd.Series, column: Hashable, *, owner: str
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]:
-    """``(record, token hash)`` of one column's words, shingles and value."""
+    values: pd.Series, column: Hashable, *, owner: str, record_bits: int
+) -> npt.NDArray[np.uint64]:
+    """One column's words, shingles and value, packed (see :func:`record_tokens`)."""
     array = normalize(text_array(values, owner=owner), _NORMAL, whitespace=False)
     array = pc.replace_substring_regex(array, _PUNCTUATION, " ")
     points, offsets = codepoints(array)
     points, offsets = text_kernels.collapse_whitespace(points, offsets)
     n = offsets.size - 1
-    records, hashes = [], []
+    shift = np.uint64(record_bits)
 
-    starts, ends, owners = hashing._word_spans(points, offsets)
+    def pack(hashes: npt.NDArray[np.uint64], records: npt.NDArray[np.int64]) -> Any:
+        hashes >>= shift
+        hashes <<= shift
+        hashes |= records.astype(np.uint64)
+        return hashes
+
+    starts, ends, owners = hashing.word_spans(points, offsets)
     words = hashing.word_hashes(points, starts, ends) ^ _WORD_TAG
-    records.append(owners)
-    hashes.append(hashing.splitmix64(words))
+    parts = [pack(hashing.splitmix64(words), owners)]
 
     shingles, shingle_offsets = hashing.char_shingles(points, offsets, 3, _CHAR_TAG)
-    records.append(np.repeat(np.arange(n, dtype=np.int64), np.diff(shingle_offsets)))
-    hashes.append(shingles)
+    parts.append(
+        pack(
+            shingles,
+            np.repeat(np.arange(n, dtype=np.int64), np.diff(shingle_offsets)),
+        )
+    )
+    del points, shingles
 
     # The whole value without spaces: the words' hashes combined in order.
     if words.size:
-        position = np.arange(words.size, dtype=np.uint64) - starts_of(owners)
+        position = np.arange(words.size, dtype=np.uint64) - _starts_of(owners)
         mixed = hashing.splitmix64(words + position * np.uint64(0x9E3779B97F4A7C15))
         value = np.zeros(n, dtype=np.uint64)
         np.add.at(value, owners, mixed)
         present = np.bincount(owners, minlength=n) > 0
-        records.append(np.flatnonzero(present).astype(np.int64))
-        hashes.append(hashing.splitmix64(value[present] ^ _salt(column)))
-    return (
-        np.concatenate(records).astype(np.int64),
-        np.concatenate(hashes).astype(np.uint64),
-    )
+        parts.append(
+            pack(
+                hashing.splitmix64(value[present] ^ _salt(column)),
+                np.flatnonzero(present).astype(np.int64),
+            )
+        )
+    return np.concatenate(parts)
 
 
-def starts_of(owners: npt.NDArray[np.int64]) -> npt.NDArray[np.uint64]:
+def _starts_of(owners: npt.NDArray[np.int64]) -> npt.NDArray[np.uint64]:
     """Index of each element's first sibling (elements grouped by owner)."""
     head = np.ones(owners.size, dtype=bool)
     head[1:] = owners[1:] != owners[:-1]
@@ -146,16 +160,25 @@ def starts_of(owners: npt.NDArray[np.int64]) -> npt.NDArray[np.uint64]:
 
 
 def record_tokens(
-    frame: pd.DataFrame, columns: Sequence[Hashable], *, owner: str
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]:
-    """``(record position, token hash)`` of every token of the given columns."""
-    parts = [_column_tokens(frame[column], column, owner=owner) for column in columns]
+    frame: pd.DataFrame,
+    columns: Sequence[Hashable],
+    *,
+    owner: str,
+    record_bits: int,
+) -> npt.NDArray[np.uint64]:
+    """Every token of the given columns as ``token hash top bits | record``.
+
+    The low ``record_bits`` bits hold the record's position, the rest the top
+    bits of the token's 64-bit hash: one ``uint64`` per token, so that one
+    value sort groups a token's records (see :func:`kernel.vocabulary`).
+    """
+    parts = [
+        _column_tokens(frame[column], column, owner=owner, record_bits=record_bits)
+        for column in columns
+    ]
     if not parts:
-        return np.empty(0, np.int64), np.empty(0, np.uint64)
-    return (
-        np.concatenate([part[0] for part in parts]),
-        np.concatenate([part[1] for part in parts]),
-    )
+        return np.empty(0, np.uint64)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 @dataclass(frozen=True)
@@ -243,8 +266,14 @@ def neighbour_pairs(
     link = len(frames) == 2
     budget = LINK if link else DEDUPE
     sizes = [len(frame) for frame in frames]
-    sides = [record_tokens(frame, columns, owner=owner) for frame in frames]
-    vocabulary = kernel.vocabulary(sides)
+    record_bits = kernel.record_bits(sizes)
+    vocabulary = kernel.vocabulary(
+        [
+            record_tokens(frame, columns, owner=owner, record_bits=record_bits)
+            for frame in frames
+        ],
+        record_bits,
+    )
     size = vocabulary.frequency.size
     side_frequency = [
         np.bincount(tokens, minlength=size).astype(np.int64)
@@ -264,17 +293,18 @@ def neighbour_pairs(
     ]
     cap = _cap(side_frequency, link, max(WORK_FLOOR, WORK_PER_RECORD * n_records))
     usable = vocabulary.frequency <= cap
-    lookups = []
+    by_token = []
     for records, tokens in zip(vocabulary.records, vocabulary.tokens, strict=True):
         keep = usable[tokens]
-        lookups.append((records[keep], tokens[keep]))
+        by_token.append((records[keep], tokens[keep]))
     keyed = [
         np.bincount(records, minlength=n) > 0
-        for (records, _), n in zip(lookups, sizes, strict=True)
+        for (records, _), n in zip(by_token, sizes, strict=True)
     ]
     postings = [
-        kernel.Postings.build(records, tokens, size) for records, tokens in lookups
+        kernel.Postings.build(records, tokens, size) for records, tokens in by_token
     ]
+    lookups = [kernel.by_record(records, tokens) for records, tokens in by_token]
     # Equal scores are ranked by a hash of the records' labels, not by their
     # positions, so the neighbours do not depend on the order of the rows.
     tie_ranks = [_label_ranks(frame.index) for frame in frames]
@@ -360,7 +390,7 @@ def _label_ranks(
     index: pd.Index,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """Rank of each record's label hash (ties by position), and its inverse."""
-    hashed = np.asarray(pd.util.hash_pandas_object(index, index=False), dtype=np.uint64)
+    hashed = hash_labels(index)
     order = np.lexsort((np.arange(hashed.size), hashed))
     ranks = np.empty(hashed.size, dtype=np.int64)
     ranks[order] = np.arange(hashed.size)
@@ -387,8 +417,7 @@ def _chunks(work: npt.NDArray[np.int64], n_index: int) -> list[tuple[int, int]]:
 
 
 def _check(count: int, max_pairs: int) -> None:
-    from lsh_frame.errors import TooManyPairsError
-
+    """Raise :class:`TooManyPairsError` when the neighbour lists grow too long."""
     if count > max_pairs:
         raise TooManyPairsError(
             f"The neighbours key would build more than {count:,} candidate pairs, "

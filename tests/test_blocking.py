@@ -1,5 +1,9 @@
 """Candidate pairs: contract, keys, buckets, limits, and the data-driven defaults."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -366,3 +370,184 @@ def test_data_chosen_keys_do_not_depend_on_row_order():
     assert as_set(first) == as_set(second)
     report = lf.blocking_report(shuffled[columns], columns)
     assert report.decisions == lf.blocking_report(people[columns], columns).decisions
+
+
+def _phone_tables(separator_left: str, separator_right: str):
+    rng = np.random.default_rng(11)
+    digits = rng.integers(100, 999, size=(300, 3))
+    numbers = [f"{a}{{}}{b}-{c}0" for a, b, c in digits]
+    left = pd.DataFrame(
+        {
+            "phone": [n.format(separator_left) for n in numbers],
+            "name": [f"person {i}" for i in range(300)],
+        },
+        index=[f"l{i}" for i in range(300)],
+    )
+    right = pd.DataFrame(
+        {
+            "phone": [n.format(separator_right) for n in numbers],
+            "name": [f"someone {i}" for i in range(300)],
+        },
+        index=[f"r{i}" for i in range(300)],
+    )
+    return left, right
+
+
+def test_identifier_keys_ignore_how_separators_are_written():
+    left, right = _phone_tables("/", "-")
+    context = blocking.resolve(left, ["phone", "name"], other=right)
+    assert any(d.startswith("phone: exact key") for d in context.decisions)
+    pairs = lf.candidates(left, ["phone", "name"], other=right)
+    found = set(zip(pairs["left"], pairs["right"], strict=True))
+    assert {(f"l{i}", f"r{i}") for i in range(300)} <= found
+
+
+def test_a_link_key_whose_values_never_meet_is_reported_not_used():
+    left, right = _phone_tables("/", "-")
+    # The same films, but one side writes the year after every title.
+    left["title"] = [f"film number {i}" for i in range(300)]
+    right["title"] = [f"film number {i} (1999)" for i in range(300)]
+    context = blocking.resolve(left, ["title"], other=right)
+    decided = "\n".join(context.decisions)
+    assert "title: no exact key" in decided
+    assert "almost never agree" in decided
+    assert all(key.kind != "exact" for key in context.keys)
+    # Within one table the same column still identifies records.
+    alone = blocking.resolve(left, ["title"])
+    assert any(d.startswith("title: exact key") for d in alone.decisions)
+
+
+# ----------------------------------------------------------------------------
+# Issue 14: sets of columns, non-finite weights, call-level fractions
+
+
+SET_OF_COLUMNS = {"given_name", "surname"}
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda f: f.lsh.minhash(SET_OF_COLUMNS),
+        lambda f: f.lsh.minhash(frozenset(SET_OF_COLUMNS)),
+        lambda f: f.lsh.shingles({"surname"}),
+        lambda f: lf.Field(SET_OF_COLUMNS),
+        lambda f: f.lsh.candidates(SET_OF_COLUMNS),
+        lambda f: f.lsh.pairs(SET_OF_COLUMNS),
+        lambda f: f.lsh.dedupe(SET_OF_COLUMNS),
+        lambda f: f.lsh.merge(f, SET_OF_COLUMNS),
+        lambda f: f.lsh.merge(f, ["surname"], right_on={"surname"}),
+    ],
+)
+def test_a_set_of_columns_is_refused(customers, call):
+    # A set has no order, so which column came first would depend on
+    # PYTHONHASHSEED; refuse it instead of guessing.
+    with pytest.raises(lf.ConfigTypeError, match=r"a set.*Pass a list"):
+        call(customers.head(50))
+
+
+@pytest.mark.parametrize("weight", [float("inf"), float("-inf"), float("nan")])
+def test_a_non_finite_weight_is_refused(weight):
+    with pytest.raises(lf.ConfigError, match=r"'weight' parameter of Field.*finite"):
+        lf.Field("surname", weight=weight)
+
+
+EXACT_ONLY = [lf.Field("email", blocking="exact")]
+
+
+@pytest.mark.parametrize(
+    ("options", "name"),
+    [
+        ({"threshold": float("nan")}, "threshold"),
+        ({"threshold": 0}, "threshold"),
+        ({"threshold": 1.5}, "threshold"),
+        ({"threshold": "0.5"}, "threshold"),
+        ({"recall": 1.5}, "recall"),
+        ({"recall": float("nan")}, "recall"),
+        ({"recall": None}, "recall"),
+    ],
+)
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda f, o: f.lsh.candidates(EXACT_ONLY, **o),
+        lambda f, o: f.lsh.blocking_report(EXACT_ONLY, **o),
+        lambda f, o: f.lsh.pairs(EXACT_ONLY, **o),
+        lambda f, o: f.lsh.dedupe(EXACT_ONLY, **o),
+        lambda f, o: f.lsh.drop_duplicates(EXACT_ONLY, **o),
+        lambda f, o: f.lsh.link(f, EXACT_ONLY, **o),
+        lambda f, o: f.lsh.merge(f, EXACT_ONLY, **o),
+    ],
+)
+def test_call_level_fractions_are_checked_whatever_the_fields(
+    customers, call, options, name
+):
+    with pytest.raises(lf.ConfigError, match=rf"'{name}' parameter of .* \(0, 1\]"):
+        call(customers.head(50), options)
+
+
+# ----------------------------------------------------------------------------
+# Issue 14: labels pandas cannot hash (a tuple in an object index)
+
+NAMES = ["ann lee", "anne lee", "bob smith", "bobby smith", "ann lee"]
+
+
+def _with_label(label):
+    return pd.DataFrame(
+        {"name": NAMES}, index=pd.Index([3, "b", 2.5, label, 8], dtype=object)
+    )
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda f: f.lsh.candidates(["name"]),
+        lambda f: f.lsh.pairs(["name"]),
+        lambda f: f.lsh.pairs([lf.Field("name", blocking="neighbours")]),
+        lambda f: f.lsh.dedupe(["name"], min_score=0.8),
+        lambda f: f.lsh.drop_duplicates(["name"], min_score=0.8),
+        lambda f: f.lsh.merge(f.iloc[::-1], ["name"], min_score=0.8),
+    ],
+)
+def test_a_tuple_label_works_like_a_label_of_its_own(call):
+    got = call(_with_label(("t", 1)))
+    want = call(_with_label("t-1"))
+
+    def untupled(frame):
+        # The same frame with the tuple written as the string label it stood for.
+        frame = frame.copy()
+        frame.index = pd.Index(
+            ["t-1" if label == ("t", 1) else label for label in frame.index],
+            dtype=object,
+        )
+        for column in frame.columns:
+            if frame[column].dtype == object:
+                frame[column] = frame[column].map(
+                    lambda value: "t-1" if value == ("t", 1) else value
+                )
+        return frame
+
+    assert len(want) > 0
+    pd.testing.assert_frame_equal(untupled(got), want, check_index_type=False)
+
+
+def test_label_hashes_are_stable_for_labels_pandas_cannot_hash():
+    index = pd.Index([3, "b", 2.5, ("t", 1), 8], dtype=object)
+    hashes = blocking.label_hashes(index, seed=1)
+    assert hashes.dtype == np.uint64 and len(set(hashes.tolist())) == 5
+    # Hashable scalars keep the hash they have in an index without the tuple.
+    plain = blocking.label_hashes(pd.Index([3, "b", 2.5, "x", 8], dtype=object), 1)
+    assert (hashes[[0, 1, 2, 4]] == plain[[0, 1, 2, 4]]).all()
+    # The same in another process (never Python's salted hash()).
+    script = (
+        "import pandas as pd; from lsh_frame import blocking; "
+        "print(blocking.label_hashes("
+        "pd.Index([3, 'b', 2.5, ('t', 1), 8], dtype=object), seed=1).tolist())"
+    )
+    other = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONHASHSEED": "123"},
+    )
+    assert other.stdout.strip() == str(hashes.tolist())

@@ -1,11 +1,14 @@
 """The lsh-frame command line."""
 
+import gzip
 import io
 import json
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -368,3 +371,249 @@ def test_parquet_index_types_and_labels_are_kept(tmp_path, capsys):
     argv = ["dedupe", str(numbered), "--on", "0", "--min-score", "0.8", "-q"]
     assert cli.main(argv) == 0
     assert "cluster_id" in capsys.readouterr().out
+
+
+@pytest.fixture
+def typed_parquet(tmp_path: Path) -> Path:
+    path = tmp_path / "typed.parquet"
+    pd.DataFrame(
+        {
+            "name": ["john smith", "jon smith", "mary jones", "peter pan"],
+            "dob": pd.to_datetime(
+                ["1980-01-02", "1980-01-02", "1975-05-06", "1990-01-01"]
+            ),
+            "n": [1, 1, 2, 3],
+        }
+    ).to_parquet(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("command", "columns"),
+    [
+        (["dedupe", "{typed}"], ["dob", "n"]),
+        (["dedupe", "{typed}", "--drop"], ["dob", "n"]),
+        (["link", "{typed}", "{typed}"], ["dob_x", "n_x", "dob_y", "n_y"]),
+        (["link", "{typed}", "{typed}", "--pairs"], ["dob_left", "n_right"]),
+    ],
+)
+def test_parquet_typed_columns_keep_their_dtypes(
+    command, columns, typed_parquet, tmp_path
+):
+    output = tmp_path / "out.parquet"
+    argv = [str(typed_parquet) if part == "{typed}" else part for part in command]
+    argv += ["--on", "name,dob,n", "--threshold", "0.3", "--min-score", "0.5",
+             "-o", str(output), "-q"]  # fmt: skip
+    assert cli.main(argv) == 0
+    written = pd.read_parquet(output)
+    assert len(written) > 0
+    for column in columns:
+        if column.split("_")[0] == "dob":
+            assert pd.api.types.is_datetime64_any_dtype(written[column]), column
+        else:
+            assert written[column].dtype == "int64", column
+
+
+# ----------------------------------------------------------------------------
+# Duplicated headers, closed pipes, unwritable outputs
+
+
+@pytest.mark.parametrize(
+    ("name", "header", "command"),
+    [
+        ("dup.csv", "name,name,city", ["dedupe", "{bad}"]),
+        ("dup.tsv", "name\tcity\tname", ["dedupe", "{bad}"]),
+        ("dup.csv.gz", "name,name,city", ["dedupe", "{bad}"]),
+        ("dup.csv", '"name",name,city', ["link", "{bad}", "{good}"]),
+        ("dup.csv", "name,name,city", ["link", "{good}", "{bad}"]),
+    ],
+)
+def test_a_duplicated_csv_header_is_refused(name, header, command, tmp_path, capsys):
+    bad, good = tmp_path / name, tmp_path / "good.csv"
+    separator = "\t" if name.endswith(".tsv") else ","
+    rows = "\n".join(["ann,bob,x", "anne,bob,x", ""]).replace(",", separator)
+    opener: Any = gzip.open if name.endswith(".gz") else open
+    with opener(bad, "wt", encoding="utf8") as file:
+        file.write(f"{header}\n{rows}")
+    good.write_text("name,city\nann,x\n")
+    places = {"{bad}": str(bad), "{good}": str(good)}
+    argv = [places.get(part, part) for part in command]
+    assert cli.main([*argv, "--on", "name", "--min-score", "0.5", "-q"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    error = captured.err
+    assert error.count("\n") == 1
+    assert error.startswith(f"lsh-frame {command[0]}: error:")
+    assert "'name'" in error
+    assert str(bad) in error
+
+
+def test_a_parquet_column_named_as_its_stored_index_is_refused(tmp_path, capsys):
+    source = tmp_path / "twice.parquet"
+    frame = pd.DataFrame({"name": ["ann", "anne"]}, index=pd.Index([1, 2], name="name"))
+    frame.to_parquet(source)
+    assert cli.main(["dedupe", str(source), "--on", "name", "-q"]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1
+    assert "'name'" in error
+    assert str(source) in error
+
+
+def test_a_duplicated_csv_header_on_stdin_is_refused(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("name,city,name\nann,x,y\n"))
+    assert cli.main(["dedupe", "-", "--on", "name", "-q"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "'name'" in captured.err
+    assert "standard input" in captured.err
+
+
+def test_stdin_csv_is_read_as_before(customers_csv, monkeypatch, capsys):
+    text = customers_csv.read_text()
+    monkeypatch.setattr(sys, "stdin", io.StringIO(text))
+    assert cli.main(["dedupe", "-", "--on", ",".join(COLUMNS), "-q"]) == 0
+    from_stdin = pd.read_csv(io.StringIO(capsys.readouterr().out), dtype=str)
+    argv = ["dedupe", str(customers_csv), "--on", ",".join(COLUMNS), "-q"]
+    assert cli.main(argv) == 0
+    from_file = pd.read_csv(io.StringIO(capsys.readouterr().out), dtype=str)
+    pd.testing.assert_frame_equal(from_stdin, from_file)
+
+
+def _command(*argv: str) -> list[str]:
+    return [sys.executable, "-m", "lsh_frame", *argv]
+
+
+def _environment() -> dict[str, str]:
+    """The environment of a child ``python -m lsh_frame`` that imports this tree."""
+    root = str(Path(cli.__file__).resolve().parents[1])
+    paths = [root, *filter(None, [os.environ.get("PYTHONPATH")])]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+
+
+@pytest.fixture(scope="module")
+def big_csv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("big") / "big.csv"
+    lf.datasets.make_customers(3_000, seed=2).to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="closed pipes are EPIPE on POSIX")
+def test_a_reader_that_stops_early_ends_the_job_quietly(big_csv):
+    # Far more output than a pipe holds (64 KiB on Linux): the writer must
+    # meet the closed pipe, as in `lsh-frame dedupe big.csv ... | head -n 2`.
+    assert big_csv.stat().st_size > 256 * 1024
+    argv = ["dedupe", str(big_csv), "--on", "given_name,surname,email"]
+    process = subprocess.Popen(
+        _command(*argv),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_environment(),
+    )
+    assert process.stdout is not None
+    assert process.stderr is not None
+    first = [process.stdout.readline() for _ in range(2)]
+    process.stdout.close()
+    error = process.stderr.read()
+    process.stderr.close()
+    assert process.wait(timeout=120) == cli.BROKEN_PIPE == 141
+    assert first[0].startswith(b"entity_id,given_name,")
+    assert error == b""  # no message, no traceback, no "Exception ignored"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="closed pipes are EPIPE on POSIX")
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["plan", "--threshold", "0.8"],
+        ["demo", "--rows", "200"],
+        ["dedupe", "{csv}", "--on", "surname"],
+        ["link", "{csv}", "{csv}", "--on", "surname,given_name", "--pairs"],
+    ],
+)
+def test_writing_to_a_closed_pipe_ends_quietly(argv, customers_csv):
+    argv = [str(customers_csv) if part == "{csv}" else part for part in argv]
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first line
+    try:
+        result = subprocess.run(
+            _command(*argv), stdout=write_end, stderr=subprocess.PIPE,
+            env=_environment(), timeout=120,
+        )  # fmt: skip
+    finally:
+        os.close(write_end)
+    assert result.stderr == b""
+    assert result.returncode == 141
+
+
+@pytest.fixture
+def no_job(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make every job of the command line fail the test if it starts."""
+
+    def started(*args: object, **kwargs: object) -> pd.DataFrame:
+        raise AssertionError("the job started")
+
+    for job in ("dedupe_frame", "drop_duplicates", "link", "merge"):
+        monkeypatch.setattr(cli, job, started)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["dedupe", "{csv}"],
+        ["dedupe", "{csv}", "--drop"],
+        ["link", "{csv}", "{csv}"],
+        ["link", "{csv}", "{csv}", "--pairs"],
+    ],
+)
+@pytest.mark.parametrize(
+    ("option", "target", "message"),
+    [
+        ("-o", "missing/out.csv", "the folder '{tmp}/missing' does not exist"),
+        ("-o", "missing/out.parquet", "does not exist"),
+        ("-o", "out.xlsx", "cannot tell the format of output"),
+        ("-o", "out", "cannot tell the format of output"),
+        ("-o", "folder.csv", "it is a directory"),
+        ("-o", "file.csv/out.csv", "is not a folder"),
+        ("--save-model", "missing/model.json", "does not exist"),
+        ("--save-model", "folder.csv", "it is a directory"),
+    ],
+)
+def test_an_unwritable_output_is_refused_before_the_job(
+    command, option, target, message, customers_csv, tmp_path, capsys, no_job
+):
+    (tmp_path / "folder.csv").mkdir()
+    (tmp_path / "file.csv").write_text("a\n1\n")
+    argv = [str(customers_csv) if part == "{csv}" else part for part in command]
+    argv += ["--on", "surname", option, str(tmp_path / target), "-q"]
+    assert cli.main(argv) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1
+    assert error.startswith(f"lsh-frame {command[0]}: error: cannot ")
+    assert message.format(tmp=tmp_path) in error
+    assert not (tmp_path / "missing").exists()
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("locked/out.csv", "the folder '{tmp}/locked' is not writable"),
+        ("locked/kept.csv", "the file is not writable"),
+    ],
+)
+def test_an_output_without_write_permission_is_refused_before_the_job(
+    target, message, customers_csv, tmp_path, capsys, monkeypatch, no_job
+):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    (locked / "kept.csv").write_text("a\n1\n")
+    allowed = os.access
+
+    # Permission bits do not bind root (tests may run as root): deny by name.
+    def access(path: Any, mode: int, **kwargs: Any) -> bool:
+        inside = Path(path) == locked or locked in Path(path).parents
+        return not (inside and mode & os.W_OK) and allowed(path, mode, **kwargs)
+
+    monkeypatch.setattr(os, "access", access)
+    argv = ["dedupe", str(customers_csv), "--on", "surname", "-o"]
+    assert cli.main([*argv, str(tmp_path / target), "-q"]) == 2
+    assert message.format(tmp=tmp_path) in capsys.readouterr().err

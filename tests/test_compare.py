@@ -711,3 +711,106 @@ def test_a_learned_model_with_bad_comparisons_is_refused(compare_value):
     learned = lf.pairs(people, columns).attrs["lsh_frame"]["model"]
     with pytest.raises(lf.ConfigError, match="compare"):
         compare.MatchModel.from_dict({**learned, "compare": compare_value})
+
+
+# ----------------------------------------------------------------------------
+# Issue 14: a field with no values neither helps nor hurts
+
+PEOPLE_COLUMNS = ["given_name", "surname", "street_address", "date_of_birth", "email"]
+
+
+@pytest.fixture(scope="module")
+def people_300():
+    return lf.datasets.make_customers(300, seed=3).drop(columns="entity_id")
+
+
+@pytest.mark.parametrize("columns", [PEOPLE_COLUMNS, PEOPLE_COLUMNS[:3]])
+def test_a_field_with_no_values_changes_no_decision(people_300, columns):
+    without = people_300.lsh.pairs(columns)
+    with_notes = people_300.assign(notes=None).lsh.pairs([*columns, "notes"])
+    assert with_notes["notes_score"].isna().all()
+    decided = ["left", "right", "score", "match_probability", "match"]
+    pd.testing.assert_frame_equal(with_notes[decided], without[decided])
+    model = with_notes.attrs["lsh_frame"]["model"]
+    reference_model = without.attrs["lsh_frame"]["model"]
+    assert model["no_values"] == ["notes"]
+    assert reference_model["no_values"] == []
+    assert model["fields"] == reference_model["fields"]
+    assert model["fit"] == reference_model["fit"]
+
+
+def test_a_model_learned_with_a_field_with_no_values_decides_a_later_batch(
+    people_300,
+):
+    frame = people_300.assign(notes=None)
+    fields = [*PEOPLE_COLUMNS, "notes"]
+    first = frame.lsh.pairs(fields)
+    learned = first.attrs["lsh_frame"]["model"]
+    again = frame.lsh.pairs(fields, min_score=learned)
+    pd.testing.assert_series_equal(again["match"], first["match"])
+    assert again.attrs["lsh_frame"]["model"]["no_values"] == ["notes"]
+    # The field now has values, but the model has no weights for it: neutral.
+    noted = frame.assign(notes=frame["surname"])
+    decided = noted.lsh.pairs(fields, min_score=learned)
+    assert decided["notes_score"].notna().any()
+    assert decided["match_probability"].notna().all()
+    with pytest.raises(lf.ConfigError, match="learned on the fields"):
+        frame.lsh.pairs(PEOPLE_COLUMNS[:4], min_score=learned)
+
+
+def long_text(seed, length, alphabet=b"abcdefghijklmnopqrstuvwxyz"):
+    """Word-like text of ``length`` characters."""
+    letters = np.frombuffer(alphabet, dtype=np.uint8)
+    codes = np.random.default_rng(seed).choice(letters, length)
+    codes[5::7] = ord(" ")
+    return codes.tobytes().decode("ascii")
+
+
+def scored_pair(first, second, comparison):
+    frame = pd.DataFrame({"text": [first, second]})
+    pairs = pd.DataFrame({"left": [0], "right": [1]})
+    field = lf.Field("text", compare=comparison)
+    return lf.score(frame, pairs, [field], min_score=0.5).iloc[0]
+
+
+@pytest.mark.parametrize("comparison", ["ratio", "token_sort_ratio", "levenshtein"])
+def test_values_within_the_fuzzy_bound_are_compared_whole(comparison):
+    bound = compare.FUZZY_MAX_CHARS
+    # Exactly the bound in characters, one byte more (the cut is in characters).
+    first = "é" + long_text(1, bound - 1)
+    second = first[:-50] + long_text(2, 50)  # they differ only at the end
+    scorer, scale = compare.SCORERS[comparison]
+    expected = scorer(first, second) / scale
+    assert scored_pair(first, second, comparison)["text_score"] == expected < 1
+
+
+@pytest.mark.parametrize("comparison", ["ratio", "token_sort_ratio"])
+def test_long_values_differing_after_the_bound_score_as_their_prefixes(comparison):
+    bound = compare.FUZZY_MAX_CHARS
+    first = long_text(3, 1_000_000)
+    # A change within the bound, and the rest of the value entirely different.
+    rest = long_text(4, 1_000_000 - bound, alphabet=b"0123456789")
+    second = first[:10] + "x" + first[11:bound] + rest
+    whole = scored_pair(first, second, comparison)
+    prefixes = scored_pair(first[:bound], second[:bound], comparison)
+    assert whole["text_score"] == prefixes["text_score"] < 1
+    # Jaccard is exact over the whole values, not only their prefixes.
+    assert whole["text_jaccard"] < 0.5 < prefixes["text_jaccard"]
+
+
+def test_fuzzy_comparisons_receive_at_most_the_bound(monkeypatch):
+    seen = []
+    cpdist = compare.process.cpdist
+
+    def recording(queries, choices, **options):
+        seen.extend(len(value) for value in [*queries, *choices])
+        return cpdist(queries, choices, **options)
+
+    monkeypatch.setattr(compare.process, "cpdist", recording)
+    huge = "é" + long_text(5, 300_000)
+    frame = pd.DataFrame({"text": [huge, huge[:-1] + "z", "short value", huge[:3_000]]})
+    pairs = pd.DataFrame({"left": [0, 0, 0, 1], "right": [1, 2, 3, 2]})
+    scored = lf.score(frame, pairs, [lf.Field("text", compare="ratio")], min_score=0.5)
+    assert max(seen) == compare.FUZZY_MAX_CHARS  # cut, in characters
+    assert sorted(set(seen)) == [11, 3_000, compare.FUZZY_MAX_CHARS]
+    assert scored["text_score"].tolist()[0] == 1.0  # equal prefixes

@@ -126,6 +126,18 @@ def test_pairs_equal_pandas_for_every_decision(
 
 
 @pytest.mark.usefixtures("sync")
+@pytest.mark.parametrize("partitions", [1, 3])
+def test_a_field_with_no_values_is_left_out_as_in_pandas(
+    people: pd.DataFrame, partitions: int
+) -> None:
+    ddf, df = as_dask(people.assign(notes=None), partitions)
+    fields = [*COLUMNS, "notes"]
+    want = df.lsh.pairs(fields)
+    assert want.attrs["lsh_frame"]["model"]["no_values"] == ["notes"]
+    same(ddf.lsh.pairs(fields).compute(), want)
+
+
+@pytest.mark.usefixtures("sync")
 @pytest.mark.parametrize("partitions", PARTITIONS)
 def test_a_given_neighbours_field_equals_pandas(
     people: pd.DataFrame, partitions: int
@@ -665,3 +677,26 @@ def test_jobs_on_a_local_cluster_equal_pandas(
     same(
         ddf.lsh.cluster(scored, shuffle_method=method).compute(), df.lsh.cluster(scored)
     )
+
+
+@pytest.mark.usefixtures("sync")
+@pytest.mark.parametrize(
+    ("options", "name"),
+    [({"threshold": float("nan")}, "threshold"), ({"recall": 1.5}, "recall")],
+)
+def test_call_level_fractions_are_checked_when_every_field_is_exact(
+    people: pd.DataFrame, options: dict[str, Any], name: str
+) -> None:
+    ddf = dd.from_pandas(people.head(100), npartitions=2, sort=False)
+    exact = [lf.Field("email", blocking="exact")]
+    for call in (ddf.lsh.candidates, ddf.lsh.pairs, ddf.lsh.dedupe):
+        with pytest.raises(ConfigError, match=rf"'{name}' parameter of .*\(0, 1\]"):
+            quietly(call, exact, **options)
+
+
+def test_a_set_of_columns_is_refused(people: pd.DataFrame) -> None:
+    ddf = dd.from_pandas(people.head(100), npartitions=2, sort=False)
+    with pytest.raises(ConfigTypeError, match="a set"):
+        ddf.lsh.minhash({"given_name", "surname"})
+    with pytest.raises(ConfigTypeError, match="a set"):
+        ddf.lsh.candidates({"given_name", "surname"})

@@ -181,6 +181,67 @@ def test_long_records_and_mixed_lengths_match_reference(scheme):
     assert out.tolist() == expected
 
 
+def _signing_inputs(scheme, sets, num_perm=16, seed=3):
+    """Kernel inputs for ``sets`` and the plain-Python signature of each set."""
+    values, offsets = to_csr(sets)
+    if scheme == "affine32":
+        a, b = minhash.affine32_parameters(seed, num_perm)
+        tokens, permute = minhash.fold32(values), minhash.affine32_permute(a, b)
+        sign, dtype = reference.minhash_affine32, np.uint32
+    else:
+        a, b = minhash.mersenne61_parameters(seed, num_perm)
+        tokens = minhash.reduce_mersenne61(values)
+        permute = minhash.mersenne61_permute(a, b)
+        sign, dtype = reference.minhash_mersenne61, np.uint64
+    expected = [sign(s, a.tolist(), b.tolist()) if s else [0] * num_perm for s in sets]
+    return tokens, offsets, permute, np.zeros((len(sets), num_perm), dtype), expected
+
+
+@pytest.mark.parametrize("scheme", ["affine32", "mersenne61"])
+@pytest.mark.parametrize(
+    "lengths",
+    [[1], [600], [5_000], [70_000], [600, 1, 5_000, 128, 70_000, 129, 0, 512, 2]],
+)
+def test_long_record_signatures_match_a_plain_reference(scheme, lengths):
+    rng = np.random.default_rng(sum(lengths))
+    sets = [rng.integers(0, 2**63, n, dtype=np.uint64).tolist() for n in lengths]
+    tokens, offsets, permute, out, expected = _signing_inputs(scheme, sets)
+    minhash.minhash(tokens, offsets, permute, out)
+    assert out.tolist() == expected
+
+
+@pytest.mark.parametrize("scheme", ["affine32", "mersenne61"])
+def test_blocks_holding_many_records_match_the_reference(scheme, monkeypatch):
+    # With a low cut every record takes the block path, so one block holds
+    # the ends and starts of many records of all lengths.
+    monkeypatch.setattr(minhash, "LONG_RECORD", 0)
+    rng = np.random.default_rng(11)
+    lengths = [*rng.integers(0, 40, 300).tolist(), 1_300, 3, 700]
+    sets = [rng.integers(0, 2**63, n, dtype=np.uint64).tolist() for n in lengths]
+    tokens, offsets, permute, out, expected = _signing_inputs(scheme, sets)
+    minhash.minhash(tokens, offsets, permute, out)
+    assert out.tolist() == expected
+
+
+def test_long_records_are_permuted_in_full_width_blocks():
+    # The cost per token must not grow with the record length: 220 records of
+    # 10,000 tokens take as many full-width permutation calls as their tokens
+    # fill, not one narrow call per token position.
+    lengths = [10_000] * 220
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    tokens = np.random.default_rng(2).integers(0, 2**32, offsets[-1], dtype=np.uint32)
+    widths = []
+    permute = minhash.affine32_permute(*minhash.affine32_parameters(1, 128))
+
+    def counted(x, out):
+        widths.append(x.size)
+        return permute(x, out)
+
+    minhash.minhash(tokens, offsets, counted, np.zeros((220, 128), np.uint32))
+    assert sum(widths) == offsets[-1]
+    assert len(widths) == -(-int(offsets[-1]) // minhash.TILE_RECORDS)
+
+
 def test_more_permutations_than_a_tile_holds():
     values, offsets = to_csr([[1, 2, 3], [4]])
     a, b = minhash.affine32_parameters(1, 300)

@@ -20,9 +20,15 @@ WORDS = ["acme", "corp", "sony", "tv", "x100", "x200", "blue", "red", "ltd", "in
 
 def _brute_force(frames, columns, budget):
     """The same neighbours from a plain quadratic loop over token sets."""
-    sides = [neighbours.record_tokens(frame, columns, owner="test") for frame in frames]
+    bits = kernel.record_bits([len(frame) for frame in frames])
+    sides = [
+        neighbours.record_tokens(frame, columns, owner="test", record_bits=bits)
+        for frame in frames
+    ]
     sets = []
-    for (records, hashes), frame in zip(sides, frames, strict=True):
+    for packed, frame in zip(sides, frames, strict=True):
+        records = packed & np.uint64((1 << bits) - 1)
+        hashes = packed >> np.uint64(bits)
         per_record = [set() for _ in range(len(frame))]
         for record, token in zip(records.tolist(), hashes.tolist(), strict=True):
             per_record[record].add(token)

@@ -169,3 +169,43 @@ def test_input_is_not_mutated():
     frame.lsh.minhash("name")
     pd.testing.assert_frame_equal(frame, before)
     assert np.array_equal(frame.columns, before.columns)
+
+
+SURROGATE = b"caf\xe9".decode("utf-8", "surrogateescape")
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        ["ann", SURROGATE, "bob", SURROGATE],  # all text
+        ["ann", SURROGATE, 12, None],  # text mixed with numbers
+    ],
+)
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda f: f.lsh.shingles("name"),
+        lambda f: f.lsh.candidates(["name"]),
+        lambda f: lf.shingle.text_array(f["name"], owner="shingles"),
+    ],
+)
+def test_surrogate_escaped_text_names_the_column_and_row(values, call):
+    index = pd.Index([10, 20, 30, 40])
+    frame = pd.DataFrame({"name": pd.Series(values, index=index, dtype=object)})
+    with pytest.raises(
+        lf.ColumnTypeError,
+        match=(
+            r"Column 'name'.*not valid Unicode.*row label 20.*"
+            r"\.str\.encode\('utf-8', 'surrogateescape'\)\.str\.decode\('latin-1'\)"
+        ),
+    ):
+        call(frame)
+
+
+def test_surrogate_escaped_categories_name_the_row():
+    categories = pd.Index(["ann", "bob", SURROGATE], dtype=object)
+    names = pd.Categorical.from_codes([1, 0, 2], categories=categories)
+    frame = pd.DataFrame({"name": names}, index=["a", "b", "c"])
+    assert frame["name"].notna().all()
+    with pytest.raises(lf.ColumnTypeError, match=r"row label 'c'"):
+        frame.lsh.shingles("name")

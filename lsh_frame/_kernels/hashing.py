@@ -80,7 +80,7 @@ def char_shingles(
     return splitmix64(values), token_offsets
 
 
-def _word_spans(
+def word_spans(
     codepoints: npt.NDArray[np.uint32], offsets: npt.NDArray[np.int64]
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """Start, end (exclusive) and record of every maximal non-whitespace run."""
@@ -142,7 +142,7 @@ def word_shingles(
     kept (the stop-word shingles of Theobald et al., SpotSigs).
     """
     n_records = offsets.size - 1
-    starts, ends, records = _word_spans(codepoints, offsets)
+    starts, ends, records = word_spans(codepoints, offsets)
     words = word_hashes(codepoints, starts, ends)
     grams = words.size - k + 1
     if grams <= 0:

@@ -1,14 +1,18 @@
 """MinHash over token sets stored as CSR (``tokens``, ``offsets``).
 
 The work is ``tokens × num_perm`` hash evaluations, so the layout decides the
-speed. Records are sorted by token count and cut into tiles of similar length;
-a tile is a dense ``(length, records)`` matrix, padded with each record's own
-first token (which cannot change a minimum). Then, slot by slot, a
-``(num_perm, records)`` block of permuted values is computed and folded into a
-running minimum. Every numpy call works on contiguous same-shape operands that
-fit in the L2 cache — numpy's vectorised loops skip broadcast operands, so
-constants are pre-broadcast once — and releases the GIL, so chunks of rows run
-in parallel threads.
+speed. Short records are sorted by token count and cut into tiles of similar
+length; a tile is a dense ``(length, records)`` matrix, padded with each
+record's own first token (which cannot change a minimum). Then, slot by slot,
+a ``(num_perm, records)`` block of permuted values is computed and folded into
+a running minimum. Long records would get tiles of few records, so that every
+call works on a narrow block and the cost per token grows with the length;
+instead their tokens are taken as one stream, cut into full-width blocks, and
+each block's ``(num_perm, width)`` values are reduced per record piece. Every
+numpy call works on contiguous same-shape operands that fit in the L2 cache —
+numpy's vectorised loops skip broadcast operands, so constants are
+pre-broadcast once — and releases the GIL, so chunks of rows run in parallel
+threads.
 """
 
 from __future__ import annotations
@@ -27,8 +31,12 @@ _LOW29 = np.uint64((1 << 29) - 1)
 TILE_RECORDS = 512
 #: Upper bound on padded cells (records × length) gathered for one tile.
 TILE_CELLS = 1 << 16
-#: A single record longer than this is reduced in blocks instead of slot by slot.
-LONG_RECORD = 512
+#: Records longer than this are reduced in blocks of their tokens instead of slot
+#: by slot (see :func:`_long_records`). Tiles of longer records hold fewer than
+#: ``TILE_CELLS // LONG_RECORD`` records, and their narrow blocks cost more per
+#: token than the blocks (measured: the same per token up to 128 tokens, twice as
+#: much from 256; see benchmarks/README.md, "Long values").
+LONG_RECORD = 128
 
 Permute = Callable[[npt.NDArray, npt.NDArray], npt.NDArray]
 
@@ -125,8 +133,8 @@ def minhash(
         Receives the signatures; rows of empty records are left untouched.
     """
     lengths = np.diff(offsets)
-    nonempty = np.flatnonzero(lengths > 0)
-    order = nonempty[np.argsort(lengths[nonempty], kind="stable")]
+    short = np.flatnonzero((lengths > 0) & (lengths <= LONG_RECORD))
+    order = short[np.argsort(lengths[short], kind="stable")]
     sorted_lengths = lengths[order]
     num_perm = out.shape[1]
     running = np.empty((num_perm, TILE_RECORDS), dtype=out.dtype)
@@ -139,32 +147,70 @@ def minhash(
             stop = start + max(1, TILE_CELLS // length)
             length = int(sorted_lengths[stop - 1])
         records = order[start:stop]
-        if stop - start == 1 and length > LONG_RECORD:
-            begin = offsets[records[0]]
-            out[records[0]] = _long_record(
-                tokens[begin : begin + length], permute, scratch
-            )
-        else:
-            size = stop - start
-            slot = np.arange(length)[:, None]
-            padded = np.where(slot < sorted_lengths[start:stop][None, :], slot, 0)
-            tile = tokens[offsets[records][None, :] + padded]
-            acc, buffer = running[:, :size], scratch[:, :size]
-            permute(tile[0], acc)
-            for position in range(1, length):
-                np.minimum(acc, permute(tile[position], buffer), out=acc)
-            out[records] = acc.T
+        size = stop - start
+        slot = np.arange(length)[:, None]
+        padded = np.where(slot < sorted_lengths[start:stop][None, :], slot, 0)
+        tile = tokens[offsets[records][None, :] + padded]
+        acc, buffer = running[:, :size], scratch[:, :size]
+        permute(tile[0], acc)
+        for position in range(1, length):
+            np.minimum(acc, permute(tile[position], buffer), out=acc)
+        out[records] = acc.T
         start = stop
+    long = np.flatnonzero(lengths > LONG_RECORD)
+    if long.size:
+        _long_records(tokens, offsets[long], lengths[long], long, permute, scratch, out)
 
 
-def _long_record(
-    tokens: npt.NDArray, permute: Permute, buffer: npt.NDArray
-) -> npt.NDArray:
-    """Signature of one long record, reduced over blocks of its tokens."""
+def _long_records(
+    tokens: npt.NDArray,
+    starts: npt.NDArray[np.int64],
+    lengths: npt.NDArray[np.int64],
+    rows: npt.NDArray[np.int64],
+    permute: Permute,
+    buffer: npt.NDArray,
+    out: npt.NDArray,
+) -> None:
+    """Signatures of long records, from their tokens in blocks of one width.
+
+    The records' tokens are taken as one stream and cut into blocks of
+    ``buffer``'s width, whatever the records' lengths: a block's permuted
+    ``(num_perm, width)`` values are reduced to one minimum per record piece
+    (``np.minimum.reduceat``), and a record that runs on from the block before
+    folds its piece into the minimum it has so far. So the cost per token is
+    that of full-width blocks, and memory stays at one block.
+    """
     width = buffer.shape[1]
-    result = permute(tokens[:width], buffer[:, : min(width, tokens.size)]).min(axis=1)
-    for begin in range(width, tokens.size, width):
-        block = tokens[begin : begin + width]
+    ends = np.cumsum(lengths)
+    begins = ends - lengths
+    total = int(ends[-1])
+    first = 0  # the first record that reaches into the current block
+    for block_start in range(0, total, width):
+        block_stop = min(block_start + width, total)
+        while ends[first] <= block_start:
+            first += 1
+        last = first + int(np.searchsorted(begins[first:], block_stop))
+        piece_begins = np.maximum(begins[first:last], block_start)
+        piece_ends = np.minimum(ends[first:last], block_stop)
+        token_begins = starts[first:last] + (piece_begins - begins[first:last])
+        if last - first == 1:
+            block = tokens[token_begins[0] : token_begins[0] + block_stop - block_start]
+        else:
+            block = np.concatenate(
+                [
+                    tokens[begin : begin + size]
+                    for begin, size in zip(
+                        token_begins.tolist(),
+                        (piece_ends - piece_begins).tolist(),
+                        strict=True,
+                    )
+                ]
+            )
         values = permute(block, buffer[:, : block.size])
-        np.minimum(result, values.min(axis=1), out=result)
-    return result
+        minima = np.minimum.reduceat(values, piece_begins - block_start, axis=1)
+        targets = rows[first:last]
+        if begins[first] < block_start:  # runs on from the block before
+            np.minimum(out[targets[0]], minima[:, 0], out=out[targets[0]])
+            out[targets[1:]] = minima[:, 1:].T
+        else:
+            out[targets] = minima.T

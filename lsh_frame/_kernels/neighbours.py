@@ -29,9 +29,11 @@ import numpy.typing as npt
 __all__ = [
     "Postings",
     "Vocabulary",
+    "by_record",
     "expansion_sizes",
     "neighbour_lists",
     "quantised_weights",
+    "record_bits",
     "select",
     "vocabulary",
 ]
@@ -48,8 +50,8 @@ class Vocabulary:
     """Token ids of each side and each token's document frequency.
 
     ``records[i]`` and ``tokens[i]`` hold one distinct (record, token id) pair
-    per side, sorted by record; ``frequency[t]`` counts the records of both
-    sides that hold token ``t``.
+    per side, sorted by token, then record; ``frequency[t]`` counts the
+    records of both sides that hold token ``t``.
     """
 
     records: list[npt.NDArray[np.int64]]
@@ -57,33 +59,69 @@ class Vocabulary:
     frequency: npt.NDArray[np.int64]
 
 
-def vocabulary(
-    sides: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]],
-) -> Vocabulary:
-    """Map each side's ``(records, token hashes)`` to dense token ids.
+def record_bits(sizes: list[int]) -> int:
+    """Bits that hold a record's position in a packed token (see vocabulary)."""
+    return max(int(max(sizes, default=1) - 1).bit_length(), 1)
 
-    Repeated (record, token) pairs are kept once: a record either has a token
-    or not. Ids follow the sorted hash values, so they do not depend on row
+
+def vocabulary(sides: list[npt.NDArray[np.uint64]], bits: int) -> Vocabulary:
+    """Map each side's packed tokens to distinct (record, token id) pairs.
+
+    A packed token holds the top ``64 - bits`` bits of the token's hash above
+    the record's position (:func:`record_bits`), so one value sort (in place)
+    both removes repeats (a record either has a token or not) and groups the
+    records of each token. Keeping ``64 - bits`` bits of a hash merges two
+    tokens only when they agree on all of them (about one pair in 10^13 at a
+    million records). Ids follow the hash values, so they do not depend on row
     order.
     """
-    distinct_records, distinct_hashes = [], []
-    for records, hashes in sides:
-        order = np.lexsort((hashes, records))
-        records, hashes = records[order], hashes[order]
-        keep = np.ones(records.size, dtype=bool)
-        keep[1:] = (records[1:] != records[:-1]) | (hashes[1:] != hashes[:-1])
-        distinct_records.append(records[keep])
-        distinct_hashes.append(hashes[keep])
-    values, inverse, frequency = np.unique(
-        np.concatenate(distinct_hashes), return_inverse=True, return_counts=True
+    hash_shift = np.uint64(bits)
+    record_mask = np.uint64((1 << bits) - 1)
+    packed_sides = []
+    for packed in sides:
+        packed.sort()
+        keep = np.ones(packed.size, dtype=bool)
+        keep[1:] = packed[1:] != packed[:-1]
+        packed_sides.append(packed[keep] if not keep.all() else packed)
+    del sides
+    token_hashes = [packed >> hash_shift for packed in packed_sides]
+    if len(token_hashes) == 1:
+        distinct = token_hashes[0]
+        head = np.ones(distinct.size, dtype=bool)
+        head[1:] = distinct[1:] != distinct[:-1]
+        ids = [np.cumsum(head, dtype=np.int64) - 1]
+        size = int(head.sum())
+    else:
+        merged = np.concatenate(token_hashes)
+        merged.sort()
+        head = np.ones(merged.size, dtype=bool)
+        head[1:] = merged[1:] != merged[:-1]
+        distinct = merged[head]
+        ids = [
+            np.searchsorted(distinct, hashes).astype(np.int64)
+            for hashes in token_hashes
+        ]
+        size = int(distinct.size)
+    del token_hashes
+    frequency = np.zeros(size, dtype=np.int64)
+    for tokens in ids:
+        frequency += np.bincount(tokens, minlength=size)
+    records = [(packed & record_mask).astype(np.int64) for packed in packed_sides]
+    return Vocabulary(records, ids, frequency)
+
+
+def by_record(
+    records: npt.NDArray[np.int64], tokens: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Reorder ``(record, token)`` pairs by record, then token (one value sort)."""
+    token_bits = max(int(tokens.max(initial=0)).bit_length(), 1)
+    packed = records.astype(np.uint64) << np.uint64(token_bits)
+    packed |= tokens.astype(np.uint64)
+    packed.sort()
+    return (
+        (packed >> np.uint64(token_bits)).astype(np.int64),
+        (packed & np.uint64((1 << token_bits) - 1)).astype(np.int64),
     )
-    del values
-    inverse = inverse.astype(np.int64)
-    tokens, start = [], 0
-    for hashes in distinct_hashes:
-        tokens.append(inverse[start : start + hashes.size])
-        start += hashes.size
-    return Vocabulary(distinct_records, tokens, frequency.astype(np.int64))
 
 
 def quantised_weights(
@@ -115,11 +153,10 @@ class Postings:
         tokens: npt.NDArray[np.int64],
         vocabulary_size: int,
     ) -> Postings:
-        """Group ``(record, token)`` pairs by token (records ascending)."""
-        order = np.argsort(tokens, kind="stable")
+        """Index ``(record, token)`` pairs already sorted by token."""
         counts = np.bincount(tokens, minlength=vocabulary_size).astype(np.int64)
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-        return cls(records[order], starts, counts)
+        return cls(records, starts, counts)
 
 
 def expansion_sizes(

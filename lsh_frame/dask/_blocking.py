@@ -62,6 +62,7 @@ from lsh_frame.blocking import (
     exact_profile,
     field_columns,
     field_signatures,
+    identifier_field,
     label_hashes,
     label_rank,
     merge_counts,
@@ -108,7 +109,7 @@ def _part_profile(
     """
     counts = []
     for column in columns:
-        keys, valid = _exact_keys(part, Field(column, blocking="exact"), owner=owner)
+        keys, valid = _exact_keys(part, identifier_field(column), owner=owner)
         counts.append(exact_counts(keys, valid))
     positions = np.arange(len(part), dtype=np.int64)
     return part.index, counts, sample_rows(label_hashes(part.index, seed), positions)
