@@ -1542,6 +1542,26 @@ def neighbours_row(
     }
 
 
+def neighbours_report_row(
+    context: BlockingContext,
+    index: int,
+    keyed: int,
+    total: int,
+    cumulative: int,
+    truth: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None,
+    found_so_far: npt.NDArray[np.bool_],
+) -> dict[str, Any]:
+    """Make a neighbours key's report row; updates ``found_so_far`` in place."""
+    row = neighbours_row(
+        context.keys[index], context.neighbours[index], keyed, total, cumulative
+    )
+    if truth is not None:
+        found = _neighbours_found(context, index, *truth)
+        found_so_far |= found
+        add_completeness(row, found, found_so_far)
+    return row
+
+
 def _neighbours_found(
     context: BlockingContext,
     index: int,
@@ -1645,14 +1665,10 @@ def blocking_report(
             keyed += int(context.right[index].valid.sum())
             total += len(context.right[index].valid)
         if key.kind == "neighbours":
-            row = neighbours_row(
-                key, context.neighbours[index], keyed, total, cumulative
+            row = neighbours_report_row(
+                context, index, keyed, total, cumulative, truth, found_so_far
             )
             cumulative = row["cumulative_pairs"]
-            if truth is not None:
-                found = _neighbours_found(context, index, *truth)
-                found_so_far |= found
-                add_completeness(row, found, found_so_far)
             rows.append(row)
             largest[key.label] = []
             continue

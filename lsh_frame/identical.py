@@ -58,9 +58,9 @@ COLLAPSE_ABOVE = 64
 _HASH_KEYS = ("lsh-frame-ident1", "lsh-frame-ident2")
 
 
-def _filled(frame: pd.DataFrame) -> npt.NDArray[np.bool_]:
-    """Whether a row holds at least one value that is neither missing nor blank."""
-    filled = np.zeros(len(frame), dtype=bool)
+def filled_cells(frame: pd.DataFrame) -> npt.NDArray[np.int64]:
+    """Per row, how many cells hold a value (neither missing nor blank text)."""
+    filled = np.zeros(len(frame), dtype=np.int64)
     for position in range(frame.shape[1]):
         column = frame.iloc[:, position]
         present = column.notna().to_numpy(dtype=bool).copy()
@@ -71,7 +71,7 @@ def _filled(frame: pd.DataFrame) -> npt.NDArray[np.bool_]:
         ):
             length = column.astype("string").str.strip().str.len()
             present &= length.fillna(0).to_numpy(dtype=np.int64) > 0
-        filled |= present
+        filled += present
     return filled
 
 
@@ -101,7 +101,7 @@ def row_hashes(
         # with lone surrogates): no row counts as identical, and the stages
         # report such values themselves.
         return np.zeros((len(values), 2), np.uint64), np.zeros(len(values), bool)
-    return hashes, _filled(values)
+    return hashes, filled_cells(values) > 0
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ from lsh_frame.cluster import cluster
 from lsh_frame.compare import MatchModel, MinScore, _check_min_score, _positions
 from lsh_frame.compare import pairs as scored_pairs
 from lsh_frame.errors import ColumnError, ConfigError, ConfigTypeError
+from lsh_frame.identical import filled_cells
 
 __all__ = ["dedupe", "drop_duplicates", "link", "merge"]
 
@@ -216,19 +217,7 @@ def dedupe(
 
 def _completeness(frame: pd.DataFrame) -> npt.NDArray[np.int64]:
     """Per row, how many cells hold a value (not missing, not blank text)."""
-    filled = np.zeros(len(frame), dtype=np.int64)
-    for position in range(frame.shape[1]):
-        column = frame.iloc[:, position]
-        present = column.notna().to_numpy().copy()
-        if (
-            column.dtype == object
-            or pd.api.types.is_string_dtype(column.dtype)
-            or isinstance(column.dtype, pd.CategoricalDtype)
-        ):
-            text = column.astype("string").str.strip().str.len()
-            present &= text.fillna(0).to_numpy(dtype=np.int64) > 0
-        filled += present
-    return filled
+    return filled_cells(frame)
 
 
 def check_keep(keep: Any, owner: str) -> None:

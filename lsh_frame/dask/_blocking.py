@@ -51,7 +51,6 @@ from lsh_frame.blocking import (
     _as_fields,
     _exact_keys,
     _found_by,
-    _neighbours_found,
     _sample_text,
     _side_keys,
     _true_pair_positions,
@@ -66,7 +65,7 @@ from lsh_frame.blocking import (
     label_hashes,
     label_rank,
     merge_counts,
-    neighbours_row,
+    neighbours_report_row,
     report_row,
     sample_rows,
     sample_similarity,
@@ -1080,19 +1079,11 @@ def report(
     total = sum(table.rows for table in tables)
     for kid, key in enumerate(keys):
         if key.kind == "neighbours":
-            found_pairs = neighbours[kid]
-            row = neighbours_row(
-                key,
-                found_pairs,
-                sum(int(mask.sum()) for mask in found_pairs.keyed),
-                total,
-                cumulative,
+            keyed_here = sum(int(mask.sum()) for mask in neighbours[kid].keyed)
+            row = neighbours_report_row(
+                context, kid, keyed_here, total, cumulative, truth, found_so_far
             )
             cumulative = row["cumulative_pairs"]
-            if truth is not None:
-                found = _neighbours_found(context, kid, *truth)
-                found_so_far |= found
-                add_completeness(row, found, found_so_far)
             rows.append(row)
             largest[key.label] = []
             continue
