@@ -848,6 +848,12 @@ def decide_keys(
             chosen = plan(field_threshold, num_perm=field_perm, recall=field_recall)
             decisions.append(f"{spec.label}: lsh key, {chosen}")
         keys.append(BlockingKey(spec, "lsh", chosen))
+    if any(key.label == IDENTICAL for key in keys):
+        raise ConfigError(
+            f"{owner} got a blocking key named {IDENTICAL!r}, but that name marks "
+            "the pairs of identical rows in found_by. Give the field another name, "
+            f"for example Field({IDENTICAL!r}, blocking=..., name='{IDENTICAL}_key')."
+        )
     if len(keys) > 1 << _KEY_BITS:
         raise ConfigError(
             f"{owner} got {len(keys)} blocking keys; at most {1 << _KEY_BITS} are "

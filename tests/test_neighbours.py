@@ -63,7 +63,7 @@ def _brute_force(frames, columns, budget):
                 if not link and r == q:
                     continue
                 shared = q_tokens & r_tokens
-                if not sum(quantised[t] for t in shared):
+                if not shared:
                     continue
                 cosine = sum(quantised[t] for t in shared) / (
                     norm(q_tokens) * norm(r_tokens)
@@ -263,3 +263,24 @@ def test_chunks_cover_every_record_once():
 def test_field_refuses_unknown_blocking_kind():
     with pytest.raises(lf.ConfigError, match="'neighbours'"):
         lf.Field("name", blocking="nearest")
+
+
+def test_copies_of_one_record_are_neighbours_even_alone():
+    # Tokens every record holds weigh the least, never nothing: two copies of a
+    # record, or one new record against a table of one, still find each other.
+    field = lf.Field("name", blocking="neighbours")
+    twins = pd.DataFrame({"name": ["acme corp", "acme corp"]})
+    assert len(lf.candidates(twins, [field])) == 1
+    one, other = pd.DataFrame({"name": ["smith"]}), pd.DataFrame({"name": ["smith"]})
+    assert len(lf.candidates(one, [field], other=other)) == 1
+    assert len(lf.drop_duplicates(twins, [field])) == 1
+
+
+def test_a_key_may_not_be_named_like_the_identical_rows_marker():
+    frame = pd.DataFrame({"identical": ["a", "b"], "name": ["x", "y"]})
+    with pytest.raises(lf.ConfigError, match="marks the pairs of identical rows"):
+        lf.candidates(frame, [lf.Field("identical", blocking="exact")])
+    pairs = lf.candidates(
+        frame, [lf.Field("identical", blocking="exact", name="identical_key")]
+    )
+    assert pairs.empty

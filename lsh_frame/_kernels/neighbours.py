@@ -130,12 +130,15 @@ def quantised_weights(
     """Integer squared IDF weights, ``round(log(N / df)^2 * scale)``.
 
     The scale puts the largest possible weight (a token held by one record)
-    at the top of ``WEIGHT_BITS`` bits; a token held by every record weighs 0.
+    at the top of ``WEIGHT_BITS`` bits. Every token weighs at least 1 (of
+    about four million): a token held by every record still says that two
+    records agree, which matters where there is nothing else to go by (two
+    copies of one record, a new record against a table of one).
     """
     idf = np.log(max(records, 1) / np.maximum(frequency, 1))
     top = np.log(max(records, 2)) ** 2
     scaled = np.rint(idf**2 / top * float(_WEIGHT_MASK))
-    return np.clip(scaled, 0, float(_WEIGHT_MASK)).astype(np.uint64)
+    return np.clip(scaled, 1, float(_WEIGHT_MASK)).astype(np.uint64)
 
 
 @dataclass(frozen=True)
@@ -229,12 +232,10 @@ def neighbour_lists(
         if starts.size
         else np.empty(0, np.uint64)
     )
-    # Sharing only tokens every record holds (weight 0) is no evidence at all.
-    evidence = sums > 0
     local_query, neighbour = np.divmod(
-        codes[starts][evidence].astype(np.int64), np.int64(n_index)
+        codes[starts].astype(np.int64), np.int64(n_index)
     )
-    cosine = sums[evidence].astype(np.float64) / (
+    cosine = sums.astype(np.float64) / (
         query_norms[local_query + first] * index_norms[neighbour]
     )
     # Rank by one value sort of (query, cosine descending, neighbour) packed in
