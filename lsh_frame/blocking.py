@@ -753,9 +753,8 @@ def decide_keys(
                 f"99% of values shared by at most {profile.typical_bucket:g} records "
                 f"per table, {profile.pairs:,} pairs"
             )
-            meets = (
-                n_right is None
-                or profile.pairs >= LINK_KEY_MIN_MEETING * min(n_left, n_right)
+            meets = n_right is None or profile.pairs >= LINK_KEY_MIN_MEETING * min(
+                n_left, n_right
             )
             if profile.identifies(n_records) and not meets:
                 decisions.append(
