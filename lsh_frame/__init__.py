@@ -28,6 +28,14 @@ from lsh_frame.jobs import dedupe, drop_duplicates, link, merge
 from lsh_frame.lsh import LshPlan, plan, plan_for_budget
 from lsh_frame.minhash import estimate_jaccard, minhash
 from lsh_frame.shingle import normalize, shingles
+from lsh_frame.simhash import (
+    SimHashConfig,
+    SimHashType,
+    hamming_distance,
+    hamming_nearest,
+    hamming_pairs,
+    simhash,
+)
 
 __version__ = "0.1.0.dev0"
 
@@ -47,6 +55,8 @@ __all__ = [
     "MinHashType",
     "ShingleConfig",
     "SignatureMismatchError",
+    "SimHashConfig",
+    "SimHashType",
     "TooManyPairsError",
     "__version__",
     "blocking_report",
@@ -58,6 +68,9 @@ __all__ = [
     "estimate_jaccard",
     "evaluate",
     "explain",
+    "hamming_distance",
+    "hamming_nearest",
+    "hamming_pairs",
     "link",
     "merge",
     "minhash",
@@ -67,4 +80,5 @@ __all__ = [
     "plan_for_budget",
     "score",
     "shingles",
+    "simhash",
 ]
