@@ -200,12 +200,19 @@ def _idf_vocabulary(
         tokens = tokenize(array.slice(start, chunk_size), config.shingle, salt=salt)
         counts = tokens.counts
         records += int((counts > 0).sum())
-        owner = np.repeat(np.arange(counts.size, dtype=np.uint64), counts)
-        # One entry per (record, token): a token counts once per record.
-        pairs = np.unique(np.stack([tokens.hashes, owner], axis=1), axis=0)
-        distinct, per_token = np.unique(pairs[:, 0], return_counts=True)
-        distinct_parts.append(distinct)
-        count_parts.append(per_token)
+        owner = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
+        # Tokens come in record order, so a stable sort by hash keeps each
+        # hash's records in order and a record's repeats next to each other:
+        # a token counts once per record.
+        order = np.argsort(tokens.hashes, kind="stable")
+        hashes, owners = tokens.hashes[order], owner[order]
+        if hashes.size == 0:
+            continue
+        new_hash = np.r_[True, hashes[1:] != hashes[:-1]]
+        new_pair = new_hash | np.r_[True, owners[1:] != owners[:-1]]
+        starts = np.flatnonzero(new_hash)
+        distinct_parts.append(hashes[starts])
+        count_parts.append(np.add.reduceat(new_pair.astype(np.int64), starts))
     if not distinct_parts:
         return np.empty(0, np.uint64), np.empty(0, np.uint64)
     every = np.concatenate(distinct_parts)
