@@ -36,6 +36,7 @@ from lsh_frame.simhash import (
     hamming_pairs,
     simhash,
 )
+from lsh_frame.vectors import cosine_nearest
 
 __version__ = "0.1.0.dev0"
 
@@ -62,6 +63,7 @@ __all__ = [
     "blocking_report",
     "candidates",
     "cluster",
+    "cosine_nearest",
     "datasets",
     "dedupe",
     "drop_duplicates",

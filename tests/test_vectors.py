@@ -258,3 +258,72 @@ def test_link_with_different_vector_lengths_raises_when_scored():
             pd.DataFrame({"left": [0], "right": [0]}), [field], other=right,
             min_score=0.5,
         )  # fmt: skip
+
+
+# ----------------------------------------------------------------------------
+# Top-k neighbours
+
+
+def clustered(rng, n, dim, centres, noise):
+    points = rng.standard_normal((centres, dim)).astype(np.float32)
+    data = points[rng.integers(0, centres, n)]
+    return data + noise * rng.standard_normal((n, dim)).astype(np.float32)
+
+
+def exact_top(queries, index, top, self_search):
+    unit_q = queries / np.linalg.norm(queries, axis=1, keepdims=True)
+    unit_i = index / np.linalg.norm(index, axis=1, keepdims=True)
+    scores = unit_q @ unit_i.T
+    if self_search:
+        np.fill_diagonal(scores, -np.inf)
+    return np.argsort(-scores, axis=1, kind="stable")[:, :top], scores
+
+
+@pytest.mark.parametrize("self_search", [True, False])
+def test_cosine_nearest_with_every_probe_is_exact(self_search):
+    rng = np.random.default_rng(4)
+    queries = clustered(rng, 300, 16, 20, 0.5)
+    index = queries if self_search else clustered(rng, 400, 16, 20, 0.5)
+    result = lf.cosine_nearest(
+        object_vectors(queries), None if self_search else arrow_vectors(index),
+        top=5, probes=10_000, clusters=12,
+    )  # fmt: skip
+    expected, scores = exact_top(queries, index, 5, self_search)
+    assert len(result) == 300 * 5
+    got = result["right"].to_numpy().reshape(300, 5)
+    # Same neighbours (ties aside, which random floats do not have), best first.
+    np.testing.assert_array_equal(np.sort(got, axis=1), np.sort(expected, axis=1))
+    np.testing.assert_allclose(
+        result["cosine"], scores[result["left"], result["right"]], rtol=1e-5
+    )
+    assert (result.groupby("left")["cosine"].diff().dropna() <= 0).all()
+    assert result["rank"].tolist() == list(range(1, 6)) * 300
+    if self_search:
+        assert (result["left"] != result["right"]).all()
+
+
+def test_cosine_nearest_recall_on_clustered_vectors():
+    rng = np.random.default_rng(5)
+    vectors = clustered(rng, 4000, 32, 100, 0.6)
+    result = lf.cosine_nearest(object_vectors(vectors), top=10)
+    expected, _ = exact_top(vectors, vectors, 10, True)
+    got = result["right"].to_numpy().reshape(4000, 10)
+    recall = np.mean(
+        [len(set(a) & set(b)) / 10 for a, b in zip(got, expected, strict=True)]
+    )
+    assert recall >= 0.95
+
+
+def test_cosine_nearest_skips_missing_and_keeps_labels():
+    vectors = pd.Series(
+        [np.array([1.0, 0.0]), None, np.array([0.8, 0.2]), np.zeros(2)],
+        index=list("abcd"),
+        dtype=object,
+    )
+    result = lf.cosine_nearest(vectors, top=3)
+    assert set(result["left"]) == {"a", "c"}
+    assert set(result["right"]) == {"a", "c"}
+    with pytest.raises(lf.ConfigError, match="'top'"):
+        lf.cosine_nearest(vectors, top=0)
+    with pytest.raises(lf.ConfigError, match="must be a pandas Series"):
+        lf.cosine_nearest(np.ones((3, 2)))
