@@ -48,9 +48,14 @@ from lsh_frame.errors import (
 )
 from lsh_frame.lsh import LshPlan, plan, plan_for_budget
 from lsh_frame.minhash import sign_array
-from lsh_frame.neighbours import NeighbourPairs, neighbour_pairs
+from lsh_frame.neighbours import NeighbourPairs
 from lsh_frame.shingle import normalize, normalized_codepoints, text_array
-from lsh_frame.vectors import VECTOR_KINDS, band_keys_from_bits, side_hashes
+from lsh_frame.vectors import (
+    VECTOR_KINDS,
+    band_keys_from_bits,
+    key_neighbours,
+    side_hashes,
+)
 
 __all__ = ["BlockingReport", "Field", "blocking_report", "candidates"]
 
@@ -123,6 +128,10 @@ class Field:
         ``threshold`` and ``recall`` (give both).
     name : str, optional
         Label of the field's key; the columns joined by ``+`` by default.
+    top : int, optional
+        With ``blocking="cosine"``: instead of a threshold, give every record
+        its ``top`` most cosine-similar records (see
+        :func:`lsh_frame.cosine_nearest`).
 
     Examples
     --------
@@ -147,6 +156,7 @@ class Field:
     bands: int | None = None
     rows: int | None = None
     name: str | None = None
+    top: int | None = None
 
     def __post_init__(self) -> None:
         owner = "Field"
@@ -163,6 +173,13 @@ class Field:
                 f"'neighbours', 'hamming', 'cosine' or None. Got {self.blocking!r} "
                 "instead."
             )
+        if self.top is not None:
+            check_int(self.top, "top", owner, minimum=1)
+            if self.blocking != "cosine":
+                raise ConfigError(
+                    f"The 'top' parameter of {owner} needs blocking='cosine'. Got "
+                    f"blocking={self.blocking!r} instead."
+                )
         if self.blocking in VECTOR_KINDS and len(columns) != 1:
             raise ConfigError(
                 f"A Field with blocking={self.blocking!r} takes one column of "
@@ -233,6 +250,8 @@ class BlockingKey:
 
     def describe(self) -> str:
         """Short description of how the key is made."""
+        if self.kind == "neighbours" and self.field.blocking == "cosine":
+            return f"top {self.field.top} by cosine"
         if self.kind == "neighbours":
             return "most similar records (weighted tokens)"
         if self.plan is None:
@@ -797,6 +816,9 @@ def decide_keys(
         if spec.blocking == "neighbours":
             keys.append(BlockingKey(spec, "neighbours"))
             continue
+        if spec.blocking == "cosine" and spec.top is not None:
+            keys.append(BlockingKey(spec, "neighbours"))
+            continue
         if spec.blocking in VECTOR_KINDS:
             vector_key = _vector_key(spec, threshold, recall, num_perm, owner)
             keys.append(vector_key)
@@ -967,8 +989,8 @@ def resolve(
     for index, key in enumerate(keys):
         if key.kind == "neighbours":
             _progress.step(f"finding neighbours ({key.label})")
-            found[index] = neighbour_pairs(
-                tables, key.field.columns, owner=owner, max_pairs=max_pairs
+            found[index] = key_neighbours(
+                tables, key.field, owner=owner, max_pairs=max_pairs, seed=seed
             )
             decisions.append(f"{key.label}: {found[index].describe()}")
 

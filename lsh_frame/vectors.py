@@ -28,6 +28,7 @@ floats in an object column. Every row must have the same length; missing rows
 from __future__ import annotations
 
 from collections.abc import Hashable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -41,7 +42,9 @@ from lsh_frame.errors import (
     ConfigError,
     ConfigTypeError,
     SignatureMismatchError,
+    TooManyPairsError,
 )
+from lsh_frame.neighbours import DEDUPE, LINK, NeighbourPairs, neighbour_pairs
 
 __all__ = [
     "VECTOR_KINDS",
@@ -50,6 +53,7 @@ __all__ = [
     "cosine_nearest",
     "float_matrix",
     "hyperplane_bits",
+    "key_neighbours",
     "sampled_bits",
     "vector_scores",
 ]
@@ -516,4 +520,88 @@ def cosine_nearest(
             "cosine": scores[found],
             "rank": rank.astype(np.int64),
         }
+    )
+
+
+# ----------------------------------------------------------------------------
+# Top-k as a blocking key: Field(column, blocking="cosine", top=k)
+
+
+@dataclass(frozen=True)
+class VectorNeighbourPairs(NeighbourPairs):
+    """The pairs of a top-k cosine key (a neighbours key over float vectors)."""
+
+    top: int = 10
+
+    def describe(self) -> str:
+        """One line on what was decided."""
+        return (
+            f"top-{self.top} cosine key: each record's {self.top} most cosine-"
+            f"similar records (inverted file, exact cosines); {self.left.size:,} pairs"
+        )
+
+
+def key_neighbours(
+    frames: list[pd.DataFrame],
+    spec: Any,
+    *,
+    owner: str,
+    max_pairs: int | None = None,
+    seed: int = 1,
+) -> NeighbourPairs:
+    """Pairs of a neighbours-style key: token neighbours, or top-k vectors.
+
+    A field with ``blocking="cosine"`` and ``top`` gives each record its ``top``
+    most cosine-similar records (both ways when linking); any other
+    ``"neighbours"`` field goes to :func:`lsh_frame.neighbours.neighbour_pairs`.
+    """
+    if spec.blocking not in VECTOR_KINDS:
+        return neighbour_pairs(frames, spec.columns, owner=owner, max_pairs=max_pairs)
+    (column,) = spec.columns
+    read = [float_matrix(frame[column], column=column, owner=owner) for frame in frames]
+    rows = [np.flatnonzero(valid) for _, valid in read]
+    top = int(spec.top)
+    link = len(frames) == 2
+    if link:
+        _check_width(read[0][0].shape[1], read[1][0].shape[1], column, owner)
+    searches = [(0, 1), (1, 0)] if link else [(0, 0)]
+    lefts, rights, cosines = [], [], []
+    for query_side, index_side in searches:
+        neighbours, scores = top_k_neighbours(
+            read[query_side][0][rows[query_side]],
+            None if not link else read[index_side][0][rows[index_side]],
+            top=top, probes=24, clusters=None, seed=seed,
+        )  # fmt: skip
+        found = neighbours >= 0
+        query = np.repeat(rows[query_side], top).reshape(-1, top)[found]
+        match = rows[index_side][neighbours[found]]
+        if query_side == 1:
+            query, match = match, query
+        lefts.append(query)
+        rights.append(match)
+        cosines.append(scores[found].astype(np.float64))
+    left, right = np.concatenate(lefts), np.concatenate(rights)
+    cosine = np.concatenate(cosines)
+    if not link:
+        left, right = np.minimum(left, right), np.maximum(left, right)
+    width = len(frames[-1])
+    code = left * max(width, 1) + right
+    code, first = np.unique(code, return_index=True)
+    left, right, cosine = left[first], right[first], cosine[first]
+    if max_pairs is not None and left.size > max_pairs:
+        raise TooManyPairsError(
+            f"The top-{top} cosine key of {owner} found {left.size:,} pairs, more "
+            f"than max_pairs={max_pairs:,}. Lower 'top' or raise max_pairs."
+        )
+    kept = np.bincount(np.concatenate([left, right]), minlength=len(frames[0]))
+    return VectorNeighbourPairs(
+        left=left,
+        right=right,
+        cosine=cosine,
+        keyed=[valid for _, valid in read],
+        cap=0,
+        work=0,
+        kept_per_record=kept,
+        budget=LINK if link else DEDUPE,
+        top=top,
     )

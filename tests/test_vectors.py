@@ -327,3 +327,53 @@ def test_cosine_nearest_skips_missing_and_keeps_labels():
         lf.cosine_nearest(vectors, top=0)
     with pytest.raises(lf.ConfigError, match="must be a pandas Series"):
         lf.cosine_nearest(np.ones((3, 2)))
+
+
+def test_top_k_cosine_field_in_the_pipeline(embeddings):
+    frame = pd.DataFrame({"emb": object_vectors(embeddings)})
+    field = lf.Field("emb", blocking="cosine", top=3)
+    pairs = frame.lsh.candidates([field])
+    nearest = lf.cosine_nearest(frame["emb"], top=3)
+    expected = {
+        (min(a, b), max(a, b))
+        for a, b in zip(nearest["left"], nearest["right"], strict=True)
+    }
+    assert set(zip(pairs["left"], pairs["right"], strict=True)) == expected
+    found = set(expected)
+    assert np.mean([(i, i + 300) in found for i in range(300)]) >= 0.95
+    report = frame.lsh.blocking_report([field])
+    assert "top-3 cosine key" in " ".join(report.decisions)
+    scored = frame.lsh.pairs([field], min_score=0.9)
+    assert scored["emb_score"].between(0, 1).all()
+
+
+def test_top_k_cosine_field_links_both_ways(embeddings):
+    left = pd.DataFrame({"emb": object_vectors(embeddings[:300])})
+    right = pd.DataFrame(
+        {"emb": object_vectors(embeddings[300:]).set_axis(np.arange(300) + 1000)}
+    )
+    pairs = left.lsh.candidates(
+        [lf.Field("emb", blocking="cosine", top=1)], other=right
+    )
+    found = set(zip(pairs["left"], pairs["right"], strict=True))
+    assert np.mean([(i, i + 1000) in found for i in range(300)]) >= 0.95
+    assert not pairs.duplicated(["left", "right"]).any()
+
+
+def test_top_needs_cosine():
+    with pytest.raises(lf.ConfigError, match=r"'top'.*needs blocking='cosine'"):
+        lf.Field("emb", blocking="hamming", top=3)
+    with pytest.raises(lf.ConfigError, match="'top'"):
+        lf.Field("emb", blocking="cosine", top=0)
+
+
+def test_explain_shows_the_vector_score(embeddings):
+    frame = pd.DataFrame({"emb": object_vectors(embeddings[:10])})
+    explained = frame.lsh.explain(
+        (0, 1), [lf.Field("emb", blocking="cosine", threshold=0.9)]
+    )
+    (field,) = explained.fields
+    assert (field.left, field.comparison) == ("(vector)", "cosine")
+    first, second = embeddings[0], embeddings[1]
+    cosine = first @ second / (np.linalg.norm(first) * np.linalg.norm(second))
+    assert field.score == pytest.approx(max(cosine, 0.0), abs=1e-5)
