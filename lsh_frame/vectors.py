@@ -206,7 +206,12 @@ def sampled_bits(
     positions = np.random.default_rng([seed, bits, 0x5A]).integers(0, bits, count)
     word = positions // 64
     shift = (positions % 64).astype(np.uint64)
-    return ((words[:, word] >> shift) & np.uint64(1)).astype(np.uint8)
+    result = np.empty((words.shape[0], count), dtype=np.uint8)
+    # In blocks of rows: the gathered uint64 words are 8 bytes per sampled bit.
+    for start in range(0, words.shape[0], _PROJECT_ROWS):
+        block = words[start : start + _PROJECT_ROWS, word] >> shift
+        result[start : start + _PROJECT_ROWS] = block & np.uint64(1)
+    return result
 
 
 def hyperplane_bits(
