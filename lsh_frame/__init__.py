@@ -28,6 +28,15 @@ from lsh_frame.jobs import dedupe, drop_duplicates, link, merge
 from lsh_frame.lsh import LshPlan, plan, plan_for_budget
 from lsh_frame.minhash import estimate_jaccard, minhash
 from lsh_frame.shingle import normalize, shingles
+from lsh_frame.simhash import (
+    SimHashConfig,
+    SimHashType,
+    hamming_distance,
+    hamming_nearest,
+    hamming_pairs,
+    simhash,
+)
+from lsh_frame.vectors import cosine_nearest
 
 __version__ = "0.1.0.dev0"
 
@@ -47,17 +56,23 @@ __all__ = [
     "MinHashType",
     "ShingleConfig",
     "SignatureMismatchError",
+    "SimHashConfig",
+    "SimHashType",
     "TooManyPairsError",
     "__version__",
     "blocking_report",
     "candidates",
     "cluster",
+    "cosine_nearest",
     "datasets",
     "dedupe",
     "drop_duplicates",
     "estimate_jaccard",
     "evaluate",
     "explain",
+    "hamming_distance",
+    "hamming_nearest",
+    "hamming_pairs",
     "link",
     "merge",
     "minhash",
@@ -67,4 +82,5 @@ __all__ = [
     "plan_for_budget",
     "score",
     "shingles",
+    "simhash",
 ]

@@ -14,6 +14,7 @@ from lsh_frame import explain as _explain
 from lsh_frame import jobs as _jobs
 from lsh_frame import minhash as _minhash
 from lsh_frame import shingle as _shingle
+from lsh_frame import simhash as _simhash
 from lsh_frame._validation import check_columns, refuse_set
 
 
@@ -65,6 +66,42 @@ class LshAccessor:
         if single:
             return signed[0]
         return pd.concat(signed, axis=1)
+
+    def simhash(self, column: Hashable, /, **options: Any) -> pd.Series:
+        """SimHash fingerprints of one text column.
+
+        See :func:`lsh_frame.simhash` for the options. The result is named
+        ``"<column>__simhash"``.
+
+        Examples
+        --------
+        >>> import pandas as pd, lsh_frame
+        >>> df = pd.DataFrame({"text": ["a b c d", "a b c e"]})
+        >>> str(df.lsh.simhash("text", bits=32).dtype)
+        'simhash<bits=32 seed=1 count word k=1>[pyarrow]'
+        """
+        (column,) = check_columns(self._frame, [column], "df.lsh.simhash")
+        return _simhash.simhash(self._frame[column], **options)
+
+    def simhash_pairs(self, column: Hashable, /, **options: Any) -> pd.DataFrame:
+        """Pairs of rows within a Hamming distance of each other's SimHash.
+
+        ``column`` holds text or fingerprints; ``other=`` links a second
+        frame. Options: ``distance`` (default 3), ``max_pairs``, ``workers``
+        and those of :func:`lsh_frame.simhash`; see
+        :func:`lsh_frame.hamming_pairs` for the columns returned.
+
+        Examples
+        --------
+        >>> import pandas as pd, lsh_frame
+        >>> df = pd.DataFrame({"text": ["one two three four five six seven",
+        ...                             "one two three four five six seven",
+        ...                             "something else entirely"]})
+        >>> df.lsh.simhash_pairs("text", distance=3)
+           left  right  distance
+        0     0      1         0
+        """
+        return _simhash.frame_pairs(self._frame, column, **options)
 
     def candidates(self, fields: Any, /, **options: Any) -> pd.DataFrame:
         """Candidate pairs: dedupe this frame, or link it with ``other=``.

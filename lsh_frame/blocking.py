@@ -54,12 +54,18 @@ from lsh_frame.errors import (
 from lsh_frame.identical import IDENTICAL, IdenticalRows, group_rows, row_hashes
 from lsh_frame.lsh import LshPlan, plan, plan_for_budget
 from lsh_frame.minhash import sign_array
-from lsh_frame.neighbours import NeighbourPairs, neighbour_pairs
+from lsh_frame.neighbours import NeighbourPairs
 from lsh_frame.shingle import normalize, normalized_codepoints, text_array
+from lsh_frame.vectors import (
+    VECTOR_KINDS,
+    band_keys_from_bits,
+    key_neighbours,
+    side_hashes,
+)
 
 __all__ = ["BlockingReport", "Field", "blocking_report", "candidates"]
 
-BlockingKind = Literal["lsh", "exact", "neighbours"]
+BlockingKind = Literal["lsh", "exact", "neighbours", "hamming", "cosine"]
 
 #: Pairs emitted at a time: bounds the temporary arrays of pair generation.
 _EMIT_PAIRS = 4_000_000
@@ -93,11 +99,15 @@ class Field:
         Kind of shingle for LSH blocking and Jaccard scores.
     k : int, optional
         Shingle length; 3 characters or 1 word by default.
-    blocking : {"lsh", "exact", "neighbours"} or None
+    blocking : {"lsh", "exact", "neighbours", "hamming", "cosine"} or None
         ``"lsh"``: banded MinHash keys; ``"exact"``: one key per normalised
         value; ``"neighbours"``: each record's most similar records by
         IDF-weighted token cosine over the field's columns (see
-        :mod:`lsh_frame.neighbours`); ``None``: compared but not blocked on.
+        :mod:`lsh_frame.neighbours`); ``"hamming"``: bit sampling on one
+        column of fingerprints or bit vectors, ``threshold`` the share of
+        equal bits; ``"cosine"``: random hyperplanes on one column of float
+        vectors, ``threshold`` the cosine similarity (see
+        :mod:`lsh_frame.vectors`); ``None``: compared but not blocked on.
     threshold : float, optional
         Jaccard similarity this field's LSH key is planned for; the call's
         ``threshold`` when omitted.
@@ -109,9 +119,12 @@ class Field:
         ``"auto"`` (``"token_sort_ratio"`` when most values hold several
         words, else ``"ratio"``), ``"ratio"``, ``"token_sort_ratio"``,
         ``"token_set_ratio"``, ``"partial_ratio"``, ``"jaro_winkler"``,
-        ``"levenshtein"``, ``"jaccard"`` (of the shingle sets) or ``"exact"``.
-        The rapidfuzz comparisons see at most the first
-        ``lsh_frame.compare.FUZZY_MAX_CHARS`` (4,000) characters of a value.
+        ``"levenshtein"``, ``"jaccard"`` (of the shingle sets), ``"exact"``,
+        ``"hamming"`` (``1 − d / D`` of bit vectors) or ``"cosine"`` (of float
+        vectors, below 0 scored 0); ``"auto"`` on a ``"hamming"`` or
+        ``"cosine"`` key compares the same way. The rapidfuzz comparisons see
+        at most the first ``lsh_frame.compare.FUZZY_MAX_CHARS`` (4,000)
+        characters of a value.
     weight : float
         Weight of the field in the combined score.
     tag_columns : bool
@@ -123,6 +136,10 @@ class Field:
         ``threshold`` and ``recall`` (give both).
     name : str, optional
         Label of the field's key; the columns joined by ``+`` by default.
+    top : int, optional
+        With ``blocking="cosine"``: instead of a threshold, give every record
+        its ``top`` most cosine-similar records (see
+        :func:`lsh_frame.cosine_nearest`).
 
     Examples
     --------
@@ -147,6 +164,7 @@ class Field:
     bands: int | None = None
     rows: int | None = None
     name: str | None = None
+    top: int | None = None
 
     def __post_init__(self) -> None:
         owner = "Field"
@@ -161,7 +179,20 @@ class Field:
         if self.blocking is not None and self.blocking not in get_args(BlockingKind):
             raise ConfigError(
                 f"The 'blocking' parameter of {owner} must be one of 'lsh', 'exact', "
-                f"'neighbours' or None. Got {self.blocking!r} instead."
+                f"'neighbours', 'hamming', 'cosine' or None. Got {self.blocking!r} "
+                "instead."
+            )
+        if self.top is not None:
+            check_int(self.top, "top", owner, minimum=1)
+            if self.blocking != "cosine":
+                raise ConfigError(
+                    f"The 'top' parameter of {owner} needs blocking='cosine'. Got "
+                    f"blocking={self.blocking!r} instead."
+                )
+        if self.blocking in VECTOR_KINDS and len(columns) != 1:
+            raise ConfigError(
+                f"A Field with blocking={self.blocking!r} takes one column of "
+                f"vectors. Got {len(columns)} columns: {columns!r}."
             )
         for name in ("threshold", "recall"):
             value = getattr(self, name)
@@ -228,12 +259,14 @@ class BlockingKey:
 
     def describe(self) -> str:
         """Short description of how the key is made."""
+        if self.kind == "neighbours" and self.field.blocking == "cosine":
+            return f"top {self.field.top} by cosine"
         if self.kind == "neighbours":
             return "most similar records (weighted tokens)"
         if self.plan is None:
             return "exact value"
         return (
-            f"lsh {self.plan.bands}×{self.plan.rows} "
+            f"{self.kind} {self.plan.bands}×{self.plan.rows} "
             f"(threshold {self.plan.threshold:g}, P = "
             f"{self.plan.recall_at_threshold:.3f})"
         )
@@ -366,6 +399,8 @@ def _sample_text(side: SideKeys, position: int) -> str:
     """Return the normalised text of one record of a field, to show buckets."""
     if _stored_config(side.frame, side.field) is not None:
         return "(signatures only)"
+    if side.field.blocking in VECTOR_KINDS:
+        return "(vectors)"
     row = side.frame.iloc[[position]]
     text = normalize(
         _field_text(row, side.field, owner="report"), side.field.shingle_config
@@ -387,6 +422,16 @@ def _side_keys(
         keys, valid = _exact_keys(frame, key.field, owner=owner)
         return SideKeys(keys=keys, valid=valid, frame=frame, field=key.field)
     assert key.plan is not None
+    if key.kind in VECTOR_KINDS:
+        (column,) = key.field.columns
+        hashes, valid, _ = side_hashes(
+            frame[column], key.kind, key.plan.used_perm, seed,
+            column=column, owner=owner,
+        )  # fmt: skip
+        keys = band_keys_from_bits(
+            hashes, key.plan.bands, key.plan.rows, salt=_salt(key.label)
+        )
+        return SideKeys(keys=keys, valid=valid, frame=frame, field=key.field)
     if signatures is None:
         _progress.step(f"signing {key.label}")
         signatures = field_signatures(
@@ -783,6 +828,14 @@ def decide_keys(
         if spec.blocking == "neighbours":
             keys.append(BlockingKey(spec, "neighbours"))
             continue
+        if spec.blocking == "cosine" and spec.top is not None:
+            keys.append(BlockingKey(spec, "neighbours"))
+            continue
+        if spec.blocking in VECTOR_KINDS:
+            vector_key = _vector_key(spec, threshold, recall, num_perm, owner)
+            keys.append(vector_key)
+            decisions.append(f"{spec.label}: {vector_key.describe()}")
+            continue
         field_threshold = spec.threshold if spec.threshold is not None else threshold
         field_recall = spec.recall if spec.recall is not None else recall
         field_perm = num_perm
@@ -866,6 +919,38 @@ def decide_keys(
     return keys, decisions
 
 
+def _vector_key(
+    spec: Field, threshold: float | None, recall: float, num_perm: int, owner: str
+) -> BlockingKey:
+    """Plan a bit-sampling or random-hyperplane key (see lsh_frame.vectors)."""
+    assert spec.blocking is not None
+    field_threshold = spec.threshold if spec.threshold is not None else threshold
+    field_recall = spec.recall if spec.recall is not None else recall
+    if spec.bands is not None and spec.rows is not None:
+        chosen = LshPlan(
+            threshold=field_threshold or 0.5,
+            recall=field_recall,
+            num_perm=max(num_perm, spec.bands * spec.rows),
+            bands=spec.bands,
+            rows=spec.rows,
+            metric=spec.blocking,
+        )
+    elif field_threshold is None:
+        measure = "share of equal bits" if spec.blocking == "hamming" else "cosine"
+        raise ConfigError(
+            f"Field {spec.label!r} (blocking={spec.blocking!r}) needs a threshold: "
+            f"the {measure} its pairs should reach, in (0, 1]. Got none. Give "
+            f"Field({spec.columns[0]!r}, blocking={spec.blocking!r}, threshold=0.9) "
+            "or the call's threshold=."
+        )
+    else:
+        chosen = plan(
+            field_threshold, num_perm=num_perm, recall=field_recall,
+            metric=spec.blocking,
+        )  # fmt: skip
+    return BlockingKey(spec, spec.blocking, chosen)
+
+
 def resolve(
     frame: pd.DataFrame,
     fields: Any,
@@ -922,8 +1007,8 @@ def resolve(
     for index, key in enumerate(keys):
         if key.kind == "neighbours":
             _progress.step(f"finding neighbours ({key.label})")
-            found[index] = neighbour_pairs(
-                tables, key.field.columns, owner=owner, max_pairs=max_pairs
+            found[index] = key_neighbours(
+                tables, key.field, owner=owner, max_pairs=max_pairs, seed=seed
             )
             decisions.append(f"{key.label}: {found[index].describe()}")
 

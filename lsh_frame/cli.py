@@ -340,13 +340,50 @@ def _say_written(
         say(saved)
 
 
+def _simhash_dedupe(
+    frame: pd.DataFrame, on: list[str], arguments: argparse.Namespace
+) -> pd.DataFrame:
+    """Dedupe by SimHash: rows within ``--distance`` bits are one entity."""
+    from lsh_frame.jobs import _completeness, _first_per_entity
+    from lsh_frame.simhash import entities
+
+    ids, counts = entities(
+        frame, on, distance=arguments.distance, max_pairs=arguments.max_pairs,
+        seed=arguments.seed,
+    )  # fmt: skip
+    sizes = np.bincount(ids) if ids.size else np.zeros(0, dtype=np.int64)
+    info = {"entities": counts["entities"], "pairs": counts["pairs"],
+            "matches": counts["pairs"]}  # fmt: skip
+    if not arguments.drop:
+        result = frame.assign(
+            **{arguments.id_column: ids, arguments.id_column + "_size": sizes[ids]}
+        )
+    else:
+        positions = np.arange(ids.size, dtype=np.int64)
+        priority = {
+            "first": positions,
+            "last": -positions,
+            "most_complete": -_completeness(frame),
+        }
+        kept = (
+            np.flatnonzero(sizes[ids] == 1)
+            if arguments.keep == "none"
+            else _first_per_entity(ids, priority[arguments.keep])
+        )
+        result = frame.iloc[kept]
+    result.attrs = {**frame.attrs, "lsh_frame": info}
+    return result
+
+
 def run_dedupe(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
     """``lsh-frame dedupe``: entity per row, or one row per entity."""
     check_outputs(arguments.output, arguments.save_model)
     frame = _indexed(read_table(arguments.input), arguments.index_col, "input")
     on = _columns(arguments.on)
     started = time.perf_counter()
-    if arguments.drop:
+    if arguments.method == "simhash":
+        result = _simhash_dedupe(frame, on, arguments)
+    elif arguments.drop:
         result = drop_duplicates(
             frame,
             on,
@@ -668,6 +705,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     dedupe.add_argument(
         "--index", action="store_true", help="also write the row index (Parquet/CSV)"
+    )
+    dedupe.add_argument(
+        "--method",
+        choices=["minhash", "simhash"],
+        default="minhash",
+        help="minhash (default): block, score and decide; simhash: rows whose "
+        "64-bit SimHash of the --on text is within --distance bits are one entity "
+        "(near-identical long texts; see docs/simhash.md)",
+    )
+    dedupe.add_argument(
+        "--distance",
+        type=int,
+        default=3,
+        help="with --method simhash, the largest Hamming distance (3)",
     )
     _add_job_options(dedupe)
 

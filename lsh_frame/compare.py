@@ -58,6 +58,7 @@ from lsh_frame.errors import ColumnError, ConfigError, ConfigTypeError
 from lsh_frame.identical import IDENTICAL
 from lsh_frame.minhash import sign_array
 from lsh_frame.shingle import normalize, tokenize
+from lsh_frame.vectors import VECTOR_KINDS, vector_scores
 
 __all__ = [
     "AUTO_MIN_SCORE_RANGE",
@@ -735,6 +736,13 @@ def plan_score(
         if _stored_config(tables[0], spec) is not None:
             comparisons[spec.label] = "estimate"
             continue
+        if spec.compare in VECTOR_KINDS or (
+            spec.compare == "auto" and spec.blocking in VECTOR_KINDS
+        ):
+            comparisons[spec.label] = (
+                spec.compare if spec.compare != "auto" else str(spec.blocking)
+            )
+            continue
         comparison = _resolve_comparison(spec, samples, owner)
         if isinstance(checked, MatchModel) and spec.compare == "auto":
             # Score as the model was learned, whatever this batch looks like.
@@ -766,6 +774,13 @@ def score_fields(
     right_frame = left if right is None else right
 
     def score_field(spec: Field) -> dict[str, Any]:
+        if plan.comparisons[spec.label] in VECTOR_KINDS:
+            (column,) = spec.columns
+            vector_score = vector_scores(
+                left[column], right_frame[column], left_positions, right_positions,
+                plan.comparisons[spec.label], column=column, owner=owner,
+            )  # fmt: skip
+            return {f"{spec.label}_score": vector_score}
         if plan.comparisons[spec.label] == "estimate":
             return _score_signature_field(
                 spec, left, right, left_positions, right_positions

@@ -27,6 +27,8 @@ Comparison = Literal[
     "levenshtein",
     "jaccard",
     "exact",
+    "hamming",
+    "cosine",
 ]
 
 #: Shingle length used when ``k`` is not given, per kind of shingle.

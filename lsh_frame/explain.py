@@ -15,6 +15,7 @@ from lsh_frame.compare import _score
 from lsh_frame.config import ShingleConfig
 from lsh_frame.errors import ConfigTypeError
 from lsh_frame.shingle import normalize
+from lsh_frame.vectors import VECTOR_KINDS
 
 __all__ = ["Explanation", "FieldExplanation", "explain", "shingle_texts"]
 
@@ -240,6 +241,10 @@ def explain(
             row = table.loc[[label]]
             if _stored_config(table, spec) is not None:
                 values.append("(signature)")
+                shingles.append([])
+                continue
+            if comparisons[spec.label] in VECTOR_KINDS:
+                values.append("(vector)")
                 shingles.append([])
                 continue
             text = _field_text(row, spec, owner="explain")[0].as_py()

@@ -24,7 +24,18 @@ import pandas as pd
 from lsh_frame._validation import check_int
 from lsh_frame.errors import ConfigError, ConfigTypeError
 
-__all__ = ["LshPlan", "candidate_probability", "plan", "plan_for_budget"]
+__all__ = [
+    "LshPlan",
+    "candidate_probability",
+    "collision_probability",
+    "plan",
+    "plan_for_budget",
+]
+
+#: What a threshold measures: Jaccard similarity of shingle sets (MinHash),
+#: the share of equal bits of bit vectors (bit sampling), or the cosine of
+#: float vectors (random hyperplanes); see :func:`collision_probability`.
+METRICS = ("jaccard", "hamming", "cosine")
 
 _GRID = np.linspace(0.0, 1.0, 2001)
 
@@ -43,6 +54,33 @@ def candidate_probability(
     # log1p/expm1 keep precision when s**rows is tiny and bands is large.
     with np.errstate(divide="ignore"):
         return -np.expm1(bands * np.log1p(-(s**rows)))
+
+
+def collision_probability(
+    similarity: npt.ArrayLike, metric: str = "jaccard"
+) -> npt.NDArray[np.float64]:
+    """Probability that one hash of the metric's LSH family agrees on a pair.
+
+    ``"jaccard"`` (MinHash): the Jaccard similarity itself. ``"hamming"`` (bit
+    sampling): the share of equal bits, ``1 − d / D``, itself. ``"cosine"``
+    (random hyperplanes): ``1 − θ / π`` with ``θ = arccos(cosine)``.
+
+    Examples
+    --------
+    >>> float(collision_probability(0.0, "cosine"))
+    0.5
+    """
+    value = np.asarray(similarity, dtype=np.float64)
+    if metric == "cosine":
+        return 1.0 - np.arccos(np.clip(value, -1.0, 1.0)) / np.pi
+    return value
+
+
+def _similarity_of(probability: float, metric: str) -> float:
+    """Inverse of :func:`collision_probability`."""
+    if metric == "cosine":
+        return float(np.cos(np.pi * (1.0 - probability)))
+    return probability
 
 
 def _masses(threshold: float, bands: int, rows: int) -> tuple[float, float]:
@@ -96,17 +134,23 @@ class LshPlan:
     bands: int
     rows: int
     expected_false_positives: float | None = None
+    metric: str = "jaccard"
     false_positive_mass: float = field(init=False)
     false_negative_mass: float = field(init=False)
 
     def __post_init__(self) -> None:
-        fp, fn = _masses(self.threshold, self.bands, self.rows)
+        # Masses are areas on the per-hash probability scale (for Jaccard and
+        # Hamming the similarity itself).
+        collision = float(collision_probability(self.threshold, self.metric))
+        fp, fn = _masses(collision, self.bands, self.rows)
         object.__setattr__(self, "false_positive_mass", fp)
         object.__setattr__(self, "false_negative_mass", fn)
 
     def probability(self, similarity: npt.ArrayLike) -> npt.NDArray[np.float64]:
-        """Probability that a pair with this Jaccard similarity is a candidate."""
-        return candidate_probability(similarity, self.bands, self.rows)
+        """Probability that a pair with this similarity is a candidate."""
+        return candidate_probability(
+            collision_probability(similarity, self.metric), self.bands, self.rows
+        )
 
     def __call__(self, similarity: npt.ArrayLike) -> npt.NDArray[np.float64]:
         """Return :meth:`probability` (a plan is callable like its curve)."""
@@ -125,7 +169,7 @@ class LshPlan:
     @property
     def effective_threshold(self) -> float:
         """``(1 / bands) ** (1 / rows)``: where the S-curve is steepest."""
-        return float((1.0 / self.bands) ** (1.0 / self.rows))
+        return _similarity_of((1.0 / self.bands) ** (1.0 / self.rows), self.metric)
 
     def curve(self, step: float = 0.05) -> pd.DataFrame:
         """Tabulate ``P(s)`` from 0 to 1 in steps of ``step``."""
@@ -135,8 +179,9 @@ class LshPlan:
         )
 
     def __str__(self) -> str:
+        metric = "" if self.metric == "jaccard" else f" ({self.metric})"
         return (
-            f"LshPlan: {self.bands} bands × {self.rows} rows "
+            f"LshPlan{metric}: {self.bands} bands × {self.rows} rows "
             f"(uses {self.used_perm} of {self.num_perm} values); "
             f"P({self.threshold:g}) = {self.recall_at_threshold:.3f} "
             f"(target {self.recall:g}); effective threshold "
@@ -152,6 +197,7 @@ def plan(
     *,
     num_perm: int = 128,
     recall: float = 0.95,
+    metric: str = "jaccard",
 ) -> LshPlan:
     """Choose bands and rows that find ``recall`` of the pairs at ``threshold``.
 
@@ -169,6 +215,12 @@ def plan(
         Signature length available.
     recall : float
         Least candidate probability at the threshold, in (0, 1].
+    metric : {"jaccard", "hamming", "cosine"}
+        What the threshold measures: Jaccard similarity (MinHash signatures of
+        ``num_perm`` values), the share of equal bits ``1 − d / D`` (bit
+        sampling, ``num_perm`` sampled bits), or cosine similarity (random
+        hyperplanes, ``num_perm`` of them). The S-curve is the same in the
+        per-hash agreement probability (:func:`collision_probability`).
 
     Returns
     -------
@@ -187,8 +239,22 @@ def plan(
     (23, 3, 0.954)
     >>> float(p(0.3)) < 0.7
     True
+
+    Random hyperplanes for cosine similarity 0.9 (one hash agrees with
+    probability 1 − arccos(0.9) / π ≈ 0.856):
+
+    >>> cosine = plan(0.9, num_perm=128, metric="cosine")
+    >>> cosine.bands, cosine.rows, round(cosine.recall_at_threshold, 3)
+    (11, 9, 0.956)
     """
     threshold = _check_fraction(threshold, "threshold", closed_low=False)
+    if metric not in METRICS:
+        raise ConfigError(
+            "The 'metric' parameter of plan must be one of 'jaccard', 'hamming', "
+            f"'cosine'. Got {metric!r} instead."
+        )
+    target = threshold
+    threshold = float(collision_probability(threshold, metric))
     recall = _check_fraction(recall, "recall", closed_low=False)
     num_perm = check_int(num_perm, "num_perm", "plan", minimum=1, maximum=8192)
     best: tuple[float, int, int] | None = None
@@ -209,12 +275,17 @@ def plan(
     if best is None:
         raise ConfigError(
             f"No banding of {num_perm} signature values reaches recall {recall:g} at "
-            f"threshold {threshold:g}. Use a larger num_perm, a lower recall or a "
+            f"threshold {target:g}. Use a larger num_perm, a lower recall or a "
             "higher threshold."
         )
     _, bands, rows = best
     return LshPlan(
-        threshold=threshold, recall=recall, num_perm=num_perm, bands=bands, rows=rows
+        threshold=target,
+        recall=recall,
+        num_perm=num_perm,
+        bands=bands,
+        rows=rows,
+        metric=metric,
     )
 
 

@@ -81,7 +81,8 @@ from lsh_frame.dask._tables import (
 )
 from lsh_frame.errors import LshFrameError
 from lsh_frame.identical import IDENTICAL, IdenticalRows, group_rows, row_hashes
-from lsh_frame.neighbours import NeighbourPairs, neighbour_pairs
+from lsh_frame.neighbours import NeighbourPairs
+from lsh_frame.vectors import key_neighbours
 
 #: Hidden columns that carry pairs' row positions between internal stages.
 LEFT_POSITION, RIGHT_POSITION = "__lsh_left", "__lsh_right"
@@ -258,8 +259,8 @@ def resolve(
         if key.kind == "neighbours":
             _progress.step(f"finding neighbours ({key.label})")
             frames = [_gathered(table, list(key.field.columns)) for table in tables]
-            found[index] = neighbour_pairs(
-                frames, key.field.columns, owner=owner, max_pairs=max_pairs
+            found[index] = key_neighbours(
+                frames, key.field, owner=owner, max_pairs=max_pairs, seed=seed
             )
             decisions.append(f"{key.label}: {found[index].describe()}")
     return keys, decisions, found
