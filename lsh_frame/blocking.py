@@ -59,6 +59,7 @@ from lsh_frame.shingle import normalize, normalized_codepoints, text_array
 from lsh_frame.vectors import (
     VECTOR_KINDS,
     band_keys_from_bits,
+    check_vector_width,
     key_neighbours,
     side_hashes,
 )
@@ -278,13 +279,15 @@ class SideKeys:
 
     ``keys[i]`` holds record ``i``'s keys (one per band, or one); records with
     ``valid[i]`` false have no key. ``frame`` and ``field`` are kept (not
-    copied) to show the text of a few bucket members on request.
+    copied) to show the text of a few bucket members on request. ``width`` is
+    the length of a vector key's vectors (bits or values), None for others.
     """
 
     keys: npt.NDArray[np.uint64]
     valid: npt.NDArray[np.bool_]
     frame: pd.DataFrame
     field: Field
+    width: int | None = None
 
 
 @dataclass
@@ -424,14 +427,16 @@ def _side_keys(
     assert key.plan is not None
     if key.kind in VECTOR_KINDS:
         (column,) = key.field.columns
-        hashes, valid, _ = side_hashes(
+        hashes, valid, width = side_hashes(
             frame[column], key.kind, key.plan.used_perm, seed,
             column=column, owner=owner,
         )  # fmt: skip
         keys = band_keys_from_bits(
             hashes, key.plan.bands, key.plan.rows, salt=_salt(key.label)
         )
-        return SideKeys(keys=keys, valid=valid, frame=frame, field=key.field)
+        return SideKeys(
+            keys=keys, valid=valid, frame=frame, field=key.field, width=width
+        )
     if signatures is None:
         _progress.step(f"signing {key.label}")
         signatures = field_signatures(
@@ -1042,10 +1047,22 @@ def resolve(
             )
         return result
 
+    left_keys = side(frame, 0)
+    right_keys = side(other, 1) if other is not None else None
+    for index, key in enumerate(keys):
+        # Vectors of different lengths hash with different hyperplanes or bits:
+        # their keys would never meet, silently.
+        if right_keys is not None and key.kind in VECTOR_KINDS:
+            check_vector_width(
+                left_keys[index].width,
+                right_keys[index].width,
+                key.field.columns[0],
+                owner,
+            )
     return BlockingContext(
         keys=keys,
-        left=side(frame, 0),
-        right=side(other, 1) if other is not None else None,
+        left=left_keys,
+        right=right_keys,
         left_index=frame.index,
         right_index=other.index if other is not None else None,
         decisions=decisions,

@@ -50,6 +50,7 @@ __all__ = [
     "VECTOR_KINDS",
     "band_keys_from_bits",
     "bit_matrix",
+    "check_vector_width",
     "cosine_nearest",
     "float_matrix",
     "hyperplane_bits",
@@ -308,6 +309,14 @@ def vector_scores(
         score = np.clip(score, 0.0, 1.0)
     present = left_valid[left_positions] & right_valid[right_positions]
     return np.where(present, score, np.nan)
+
+
+def check_vector_width(
+    left: int | None, right: int | None, column: Hashable, owner: str
+) -> None:
+    """Raise when two tables' vectors in one column differ in length."""
+    if left is not None and right is not None:
+        _check_width(left, right, column, owner)
 
 
 def _check_width(left: int, right: int, column: Hashable, owner: str) -> None:

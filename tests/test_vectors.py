@@ -377,3 +377,20 @@ def test_explain_shows_the_vector_score(embeddings):
     first, second = embeddings[0], embeddings[1]
     cosine = first @ second / (np.linalg.norm(first) * np.linalg.norm(second))
     assert field.score == pytest.approx(max(cosine, 0.0), abs=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("blocking", "make"),
+    [
+        ("cosine", lambda n, width: np.ones((n, width), dtype=np.float32)),
+        ("hamming", lambda n, width: np.ones((n, width), dtype=bool)),
+    ],
+)
+def test_linking_vectors_of_different_lengths_is_refused(blocking, make):
+    # Keys from vectors of different lengths would never meet: refuse, not
+    # return no pairs.
+    left = pd.DataFrame({"v": arrow_vectors(make(6, 8))})
+    right = pd.DataFrame({"v": arrow_vectors(make(6, 16))})
+    field = lf.Field("v", blocking=blocking, threshold=0.9)
+    with pytest.raises(lf.SignatureMismatchError, match="vectors of 8 values"):
+        lf.candidates(left, [field], other=right)
