@@ -259,6 +259,10 @@ def _group_of(value_type: type) -> str | None:
         return "integer"
     if issubclass(value_type, (decimal.Decimal,)):
         return "decimal"
+    if issubclass(value_type, (np.float32, np.float16)):
+        # Written as they are in a float32 column ("0.1"), not as the float64
+        # they widen to ("0.10000000149011612").
+        return "float32"
     if issubclass(value_type, (numbers.Real, np.floating)):
         return "float"
     if issubclass(value_type, (datetime.datetime, np.datetime64)):
@@ -283,6 +287,8 @@ def _group_text(
                 array = pa.array(values.astype(str), type=pa.large_string())
         elif group == "float":
             array = pa.array(values.astype(np.float64), type=pa.float64())
+        elif group == "float32":
+            array = pa.array(values.astype(np.float32), type=pa.float32())
         elif group == "datetime":
             times = pd.to_datetime(pd.Series(values, dtype=object))
             array = pa.array(_wall_time(times))

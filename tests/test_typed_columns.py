@@ -410,3 +410,12 @@ def test_explain_shows_the_canonical_text(typed):
             assert repr(cell) in text
     assert "'nan'" not in text
     assert "'NaT'" not in text
+
+
+def test_a_float32_value_reads_the_same_in_any_column():
+    # A float32 scalar in an object column is written as in a float32 column,
+    # not as the float64 it widens to ("0.10000000149011612").
+    in_object = pd.Series([np.float32(0.1), "x", np.float32(2.5)], dtype=object)
+    in_float32 = pd.Series([0.1, 2.5], dtype=np.float32)
+    assert text_of(in_object) == ["0.1", "x", "2.5"]
+    assert text_of(in_float32) == ["0.1", "2.5"]
