@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -43,6 +44,24 @@ def default_workers() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - not on Linux
         return max(1, os.cpu_count() or 1)
+
+
+def run_in_chunks(
+    n: int, chunk_size: int, workers: int | None, work: Callable[[int], None]
+) -> None:
+    """Call ``work(start)`` for every chunk start of ``n`` rows, on several threads.
+
+    The kernels release the GIL in numpy, so chunks run side by side; each
+    writes only its own rows of the output.
+    """
+    starts = range(0, n, chunk_size)
+    threads = min(workers or default_workers(), len(starts))
+    if threads <= 1:
+        for start in starts:
+            work(start)
+    else:
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(work, starts))
 
 
 def make_config(
@@ -135,14 +154,7 @@ def sign_array(
         kernels.minhash(values, tokens.offsets, permute, matrix[start:stop])
         valid[start:stop] = tokens.counts > 0
 
-    starts = range(0, n, chunk_size)
-    threads = min(workers or default_workers(), len(starts))
-    if threads <= 1:
-        for start in starts:
-            sign_chunk(start)
-    else:
-        with ThreadPoolExecutor(threads) as pool:
-            list(pool.map(sign_chunk, starts))
+    run_in_chunks(n, chunk_size, workers, sign_chunk)
     return matrix, valid
 
 

@@ -20,7 +20,6 @@ SimHash suits near-identical long texts (web pages, articles, descriptions):
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
@@ -49,7 +48,7 @@ from lsh_frame.errors import (
     SignatureMismatchError,
     TooManyPairsError,
 )
-from lsh_frame.minhash import DEFAULT_CHUNK_SIZE, default_workers
+from lsh_frame.minhash import DEFAULT_CHUNK_SIZE, default_workers, run_in_chunks
 from lsh_frame.shingle import text_array, tokenize
 
 __all__ = [
@@ -263,14 +262,7 @@ def fingerprint_array(
         )  # fmt: skip
         valid[start:stop] = tokens.counts > 0
 
-    starts = range(0, n, chunk_size)
-    threads = min(workers or default_workers(), len(starts))
-    if threads <= 1:
-        for start in starts:
-            run(start)
-    else:
-        with ThreadPoolExecutor(threads) as pool:
-            list(pool.map(run, starts))
+    run_in_chunks(n, chunk_size, workers, run)
     return matrix, valid
 
 
