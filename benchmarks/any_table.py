@@ -81,9 +81,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1)
     arguments = parser.parse_args()
     warnings.simplefilter("ignore")
-    print(
-        _common.report_header("Blocking on any table", ["numpy", "pandas", "pyarrow"])
-    )
+    print(_common.report_header("Blocking on any table", []))
     rows = []
     for name in arguments.only or list(LOADERS):
         try:
