@@ -153,10 +153,8 @@ def _column_tokens(
 
 def _starts_of(owners: npt.NDArray[np.int64]) -> npt.NDArray[np.uint64]:
     """Index of each element's first sibling (elements grouped by owner)."""
-    head = np.ones(owners.size, dtype=bool)
-    head[1:] = owners[1:] != owners[:-1]
-    positions = np.flatnonzero(head)
-    return positions[np.cumsum(head) - 1].astype(np.uint64)
+    group, first = kernel.runs(owners)
+    return first[group].astype(np.uint64)
 
 
 def record_tokens(
@@ -233,8 +231,7 @@ def _cap(frequencies: list[npt.NDArray[np.int64]], link: bool, budget: int) -> i
     sorted_total = total[order]
     cumulative = np.cumsum(work[order])
     # Only whole frequency levels can be cut: the last token of each level.
-    level_end = np.ones(sorted_total.size, dtype=bool)
-    level_end[:-1] = sorted_total[1:] != sorted_total[:-1]
+    level_end = np.append(kernel.run_starts(sorted_total)[1:], True)
     fits = level_end & (cumulative <= budget)
     if not fits.any():
         return 1

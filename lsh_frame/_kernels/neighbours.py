@@ -34,6 +34,8 @@ __all__ = [
     "neighbour_lists",
     "quantised_weights",
     "record_bits",
+    "run_starts",
+    "runs",
     "select",
     "vocabulary",
 ]
@@ -43,6 +45,21 @@ WEIGHT_BITS = 22
 _WEIGHT_MASK = np.uint64((1 << WEIGHT_BITS) - 1)
 #: Bits left for the pair code.
 CODE_BITS = 64 - WEIGHT_BITS
+
+
+def run_starts(values: npt.NDArray) -> npt.NDArray[np.bool_]:
+    """Mark where each run of equal values begins (``values`` grouped or sorted)."""
+    head = np.ones(values.size, dtype=bool)
+    np.not_equal(values[1:], values[:-1], out=head[1:])
+    return head
+
+
+def runs(
+    values: npt.NDArray,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Run number of each element and the position where each run begins."""
+    head = run_starts(values)
+    return np.cumsum(head, dtype=np.int64) - 1, np.flatnonzero(head)
 
 
 @dataclass(frozen=True)
@@ -80,23 +97,18 @@ def vocabulary(sides: list[npt.NDArray[np.uint64]], bits: int) -> Vocabulary:
     packed_sides = []
     for packed in sides:
         packed.sort()
-        keep = np.ones(packed.size, dtype=bool)
-        keep[1:] = packed[1:] != packed[:-1]
+        keep = run_starts(packed)
         packed_sides.append(packed[keep] if not keep.all() else packed)
     del sides
     token_hashes = [packed >> hash_shift for packed in packed_sides]
     if len(token_hashes) == 1:
-        distinct = token_hashes[0]
-        head = np.ones(distinct.size, dtype=bool)
-        head[1:] = distinct[1:] != distinct[:-1]
-        ids = [np.cumsum(head, dtype=np.int64) - 1]
-        size = int(head.sum())
+        token_ids, first = runs(token_hashes[0])
+        ids = [token_ids]
+        size = int(first.size)
     else:
         merged = np.concatenate(token_hashes)
         merged.sort()
-        head = np.ones(merged.size, dtype=bool)
-        head[1:] = merged[1:] != merged[:-1]
-        distinct = merged[head]
+        distinct = merged[run_starts(merged)]
         ids = [
             np.searchsorted(distinct, hashes).astype(np.int64)
             for hashes in token_hashes
@@ -224,9 +236,7 @@ def neighbour_lists(
     del owner, position, found, local
     packed.sort()
     codes = packed >> np.uint64(WEIGHT_BITS)
-    starts_mask = np.ones(codes.size, dtype=bool)
-    starts_mask[1:] = codes[1:] != codes[:-1]
-    starts = np.flatnonzero(starts_mask)
+    starts = np.flatnonzero(run_starts(codes))
     sums = (
         np.add.reduceat(packed & _WEIGHT_MASK, starts)
         if starts.size
@@ -280,10 +290,7 @@ def select(
     """
     if query.size == 0:
         return np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64)
-    head = np.ones(query.size, dtype=bool)
-    head[1:] = query[1:] != query[:-1]
-    group = np.cumsum(head) - 1
-    head_positions = np.flatnonzero(head)
+    group, head_positions = runs(query)
     rank = np.arange(query.size, dtype=np.int64) - head_positions[group]
     best = cosine[head_positions][group]
     is_close = (cosine >= relative * best) & (cosine >= floor)
