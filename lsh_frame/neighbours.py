@@ -271,13 +271,10 @@ def neighbour_pairs(
         ],
         record_bits,
     )
-    size = vocabulary.frequency.size
-    side_frequency = [
-        np.bincount(tokens, minlength=size).astype(np.int64)
-        for tokens in vocabulary.tokens
-    ]
+    frequency = vocabulary.frequency
+    size = frequency.size
     n_records = sum(sizes)
-    weights = kernel.quantised_weights(vocabulary.frequency, n_records)
+    weights = kernel.quantised_weights(frequency, n_records)
     norms = [
         np.sqrt(
             np.bincount(
@@ -288,8 +285,12 @@ def neighbour_pairs(
             vocabulary.records, vocabulary.tokens, sizes, strict=True
         )
     ]
-    cap = _cap(side_frequency, link, max(WORK_FLOOR, WORK_PER_RECORD * n_records))
-    usable = vocabulary.frequency <= cap
+    cap = _cap(
+        vocabulary.side_frequency,
+        link,
+        max(WORK_FLOOR, WORK_PER_RECORD * n_records),
+    )
+    usable = frequency <= cap
     by_token = []
     for records, tokens in zip(vocabulary.records, vocabulary.tokens, strict=True):
         keep = usable[tokens]

@@ -67,13 +67,21 @@ class Vocabulary:
     """Token ids of each side and each token's document frequency.
 
     ``records[i]`` and ``tokens[i]`` hold one distinct (record, token id) pair
-    per side, sorted by token, then record; ``frequency[t]`` counts the
-    records of both sides that hold token ``t``.
+    per side, sorted by token, then record; ``side_frequency[i][t]`` counts
+    the records of side ``i`` that hold token ``t``.
     """
 
     records: list[npt.NDArray[np.int64]]
     tokens: list[npt.NDArray[np.int64]]
-    frequency: npt.NDArray[np.int64]
+    side_frequency: list[npt.NDArray[np.int64]]
+
+    @property
+    def frequency(self) -> npt.NDArray[np.int64]:
+        """Records of both sides that hold each token."""
+        total = self.side_frequency[0]
+        for more in self.side_frequency[1:]:
+            total = total + more
+        return total
 
 
 def record_bits(sizes: list[int]) -> int:
@@ -115,11 +123,11 @@ def vocabulary(sides: list[npt.NDArray[np.uint64]], bits: int) -> Vocabulary:
         ]
         size = int(distinct.size)
     del token_hashes
-    frequency = np.zeros(size, dtype=np.int64)
-    for tokens in ids:
-        frequency += np.bincount(tokens, minlength=size)
+    side_frequency = [
+        np.bincount(tokens, minlength=size).astype(np.int64) for tokens in ids
+    ]
     records = [(packed & record_mask).astype(np.int64) for packed in packed_sides]
-    return Vocabulary(records, ids, frequency)
+    return Vocabulary(records, ids, side_frequency)
 
 
 def by_record(
