@@ -1008,7 +1008,7 @@ def resolve(
     signatures = source.signatures
 
     found: dict[int, NeighbourPairs] = {}
-    tables = [frame] if other is None else [frame, other]
+    tables = source.tables()
     for index, key in enumerate(keys):
         if key.kind == "neighbours":
             _progress.step(f"finding neighbours ({key.label})")
