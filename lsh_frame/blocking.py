@@ -467,6 +467,9 @@ def identifier_field(column: Hashable) -> Field:
 #: are written differently on each side ("(1999)" after a title on one side
 #: only), and the key would find (almost) no pair.
 LINK_KEY_MIN_MEETING = 0.01
+#: How plain column names are blocked besides their exact keys: one record-level
+#: key of this kind over every column ("lsh" or "neighbours").
+PLAIN_RECORD_KEY: BlockingKind = "lsh"
 
 
 def _check_frame(frame: Any, role: str, owner: str) -> pd.DataFrame:
@@ -821,7 +824,12 @@ def decide_keys(
                 decisions.append(
                     f"{column}: no key of its own ({facts}); part of the record key"
                 )
-        record = Field(columns, tag_columns=True, name="record")
+        record = Field(
+            columns,
+            tag_columns=True,
+            name="record",
+            blocking="neighbours" if PLAIN_RECORD_KEY == "neighbours" else "lsh",
+        )
         specs = [record]
     for spec in specs:
         if spec.blocking is None:

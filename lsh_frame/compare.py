@@ -24,13 +24,12 @@ concurrently.
 
 from __future__ import annotations
 
-import dataclasses
 import numbers
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Literal, Union, get_args
+from typing import Any, Literal, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -53,10 +52,19 @@ from lsh_frame.blocking import (
     candidates,
     other_table,
 )
-from lsh_frame.config import Comparison, MinHashConfig
+from lsh_frame.config import MinHashConfig
 from lsh_frame.errors import ColumnError, ConfigError, ConfigTypeError
 from lsh_frame.identical import IDENTICAL
 from lsh_frame.minhash import sign_array
+from lsh_frame.model import (
+    AUTO_MIN_SCORE_RANGE,
+    DEFAULT_MIN_SCORE,
+    LevelTable,
+    MatchModel,
+    ScoreSpread,
+    auto_min_score,
+    learn_model,
+)
 from lsh_frame.shingle import normalize, tokenize
 from lsh_frame.vectors import VECTOR_KINDS, vector_scores
 
@@ -88,17 +96,8 @@ SCORERS: dict[str, tuple[Callable[..., float], float]] = {
 #: descriptions are far shorter and untouched; Jaccard similarity (and
 #: ``compare="jaccard"`` or ``"exact"``) always uses the whole value.
 FUZZY_MAX_CHARS = 4_000
-#: ``min_score`` used by ``"auto"`` when there are too few pairs to learn from.
-DEFAULT_MIN_SCORE = 0.7
-#: ``"auto"`` keeps the learned ``min_score`` within this range.
-AUTO_MIN_SCORE_RANGE = (0.5, 0.95)
 #: Rows of a table that ``compare="auto"`` looks at (evenly spaced).
 _AUTO_COMPARE_ROWS = 20_000
-#: ``"auto"`` learns ``min_score`` only from at least this many scored pairs.
-_AUTO_MIN_PAIRS = 100
-#: Histogram bins, and the bins of its moving average, behind ``"auto"``.
-_AUTO_BINS = 50
-_AUTO_SMOOTHING = 5
 #: Pairs of signature rows compared at a time (bounds the temporaries).
 _ESTIMATE_CHUNK = 65_536
 
@@ -456,94 +455,6 @@ def _check_min_score(
     return float(min_score)
 
 
-def auto_min_score(scores: npt.NDArray[np.float64]) -> float:
-    """Return the ``min_score`` at the valley below the highest group of scores.
-
-    Candidate pairs mix true matches, which score highest, with the
-    non-matches blocking let through; these may form more than one group
-    (unrelated records that share a rare value; relatives who share a surname,
-    an address and a phone). The matches are the highest group, so the cut is
-    the valley just below it: on a 50-bin histogram of the scores, smoothed by
-    a 5-bin moving average, start at the top, climb to the highest-scoring
-    peak, then walk down while the density keeps falling; the cut is the
-    bottom of that valley (the middle of a flat bottom). It is kept within
-    ``AUTO_MIN_SCORE_RANGE``; with fewer than 100 scored pairs, or when all
-    scores are equal (no groups to see), it is ``DEFAULT_MIN_SCORE``.
-
-    Examples
-    --------
-    >>> rng = np.random.default_rng(1)
-    >>> low, high = rng.normal(0.4, 0.05, 900), rng.normal(0.95, 0.02, 100)
-    >>> cut = auto_min_score(np.concatenate([low, high]))
-    >>> bool(low.max() < cut < high.min())
-    True
-    """
-    return ScoreSpread.of(scores).cut()
-
-
-@dataclass(frozen=True)
-class ScoreSpread:
-    """What :func:`auto_min_score` needs of some scores; parts add up.
-
-    A histogram of the finite scores (``_AUTO_BINS`` bins over [0, 1]), their
-    number, least and greatest: summaries of parts of the pairs merge into the
-    summary of all of them, so partitions decide exactly as one frame does.
-    """
-
-    counts: npt.NDArray[np.int64]
-    size: int
-    low: float
-    high: float
-
-    @classmethod
-    def of(cls, scores: npt.NDArray[np.float64]) -> ScoreSpread:
-        """Summarise some scores."""
-        finite = scores[np.isfinite(scores)]
-        counts, _ = np.histogram(finite, bins=_AUTO_BINS, range=(0.0, 1.0))
-        if not finite.size:
-            return cls(counts.astype(np.int64), 0, np.inf, -np.inf)
-        return cls(
-            counts.astype(np.int64),
-            int(finite.size),
-            float(finite.min()),
-            float(finite.max()),
-        )
-
-    @classmethod
-    def merge(cls, parts: list[ScoreSpread]) -> ScoreSpread:
-        """Summary of the union of parts."""
-        return cls(
-            np.sum([part.counts for part in parts], axis=0).astype(np.int64),
-            sum(part.size for part in parts),
-            min(part.low for part in parts),
-            max(part.high for part in parts),
-        )
-
-    def cut(self) -> float:
-        """Return the ``min_score`` of :func:`auto_min_score`."""
-        if self.size < _AUTO_MIN_PAIRS or self.low == self.high:
-            return DEFAULT_MIN_SCORE
-        edges = np.linspace(0.0, 1.0, _AUTO_BINS + 1)
-        padded = np.pad(
-            self.counts.astype(np.float64), _AUTO_SMOOTHING // 2, mode="edge"
-        )
-        density = np.convolve(
-            padded, np.full(_AUTO_SMOOTHING, 1 / _AUTO_SMOOTHING), mode="valid"
-        )
-        low, high = AUTO_MIN_SCORE_RANGE
-        floor = round(low * _AUTO_BINS)
-        position = _AUTO_BINS - 1
-        while position > floor and density[position - 1] >= density[position]:
-            position -= 1  # up the highest-scoring peak
-        bottom_top = position
-        while position > floor and density[position - 1] <= density[position]:
-            position -= 1  # down into the valley below it
-            if density[position] < density[bottom_top]:
-                bottom_top = position
-        cut = float(edges[(position + bottom_top + 1) // 2])
-        return round(min(max(cut, low), high), 4)
-
-
 def score(
     frame: pd.DataFrame,
     pairs: pd.DataFrame,
@@ -686,6 +597,11 @@ class ScorePlan:
     def counted(self) -> list[Field]:
         """The fields that count towards ``score`` and the match model."""
         return [spec for spec in self.specs if spec.weight > 0]
+
+    @property
+    def labels(self) -> list[str]:
+        """Labels of the counted fields, in order (the model's field columns)."""
+        return [spec.label for spec in self.counted]
 
     def levels(
         self, field_scores: dict[str, npt.NDArray[np.float64]]
@@ -892,29 +808,6 @@ def provisional_matches(
     return np.asarray(np.nan_to_num(combined, nan=-1.0) >= chosen)
 
 
-def learn_model(
-    plan: ScorePlan, table: LevelTable
-) -> tuple[MatchModel | None, dict[str, Any] | None]:
-    """Learn the model of ``"auto"`` from the level table of all pairs; and its fit."""
-    labels = [spec.label for spec in plan.counted]
-    # A field missing in every pair has m = u: it cannot move a decision, but
-    # it would count towards the fields needed to refine, and the soundness
-    # check (agreeing must weigh more than differing) takes it for a flipped
-    # fit. Leave it out, so the model is the one learned without it.
-    empty = np.all(table.rows[:, :-1] == _MISSING, axis=0)
-    no_values = tuple(label for label, none in zip(labels, empty, strict=True) if none)
-    if no_values:
-        keep = [column for column, none in enumerate(empty) if not none]
-        labels = [labels[column] for column in keep]
-        table = LevelTable(*_summed_rows(table.rows[:, [*keep, -1]], table.counts))
-    model = MatchModel.learn_table(labels, table) if labels else None
-    if model is None:
-        return None, None
-    patterns, counts = table.fields()
-    model, fit = MatchModel.refine_patterns(labels, patterns, counts, model)
-    return dataclasses.replace(model, no_values=no_values), fit
-
-
 def decide(
     plan: ScorePlan,
     model: MatchModel | None,
@@ -1031,7 +924,7 @@ def _score(
         chosen = cut if cut is not None else float(plan.min_score)  # type: ignore[arg-type]
         if plan.min_score == "auto":
             learned = LevelTable.of(without(levels, identical), provisional[~identical])
-            model, fit = learn_model(plan, learned)
+            model, fit = learn_model(plan.labels, learned)
     probability, match = force_identical(
         *decide(plan, model, levels, provisional), identical
     )
@@ -1039,453 +932,6 @@ def _score(
         columns["match_probability"] = probability
     columns["match"] = match
     return scored_frame(pairs, columns, scored_attrs(plan, chosen, model, fit))
-
-
-#: Agreement levels of a field score in the match model: a field agrees
-#: (score >= 0.99), nearly agrees (>= 0.8) or differs; missing values are
-#: neutral. The classic comparison vector of record linkage.
-_LEVEL_CUTS = (0.99, 0.8)
-_LEVEL_NAMES = ("agrees", "nearly agrees", "differs")
-_MISSING = len(_LEVEL_NAMES)
-#: Pseudo-count added to every level, so a level never seen has no infinite weight.
-_SMOOTHING = 0.5
-#: Expectation maximisation: at most this many steps, until no probability
-#: moves by more than the tolerance.
-_EM_ITERATIONS = 100
-_EM_TOLERANCE = 1e-3
-#: The EM model is kept only if it finds at most this many times the matches of
-#: the leave-one-out model (see MatchModel.refine). On synthetic customers of
-#: 2k-1M records with 4 or 8 fields, sound fits grew the matches by 1.01-1.15
-#: and fits that took households for people by 1.5-4.4.
-_EM_MAX_GROWTH = 1.3
-#: Leave-one-field-out steps, and the log-odds from the other fields that make
-#: a pair a sure match for estimating a field's m (probability 0.99). The step
-#: is to find matches the split left out, so a result that loses more than 5%
-#: of the one-step matches is not kept (seen with few fields and relatives
-#: outnumbering duplicates; sound results grew the matches by 1.0-1.21).
-_LEAVE_ONE_OUT_STEPS = 5
-_LEAVE_ONE_OUT_MIN_GROWTH = 0.95
-#: With fewer fields the two-class model is not identifiable (it can swap what
-#: "match" means): the one-step model is kept as it is.
-_REFINE_MIN_FIELDS = 4
-_SURE_LOG_ODDS = float(np.log(0.99 / 0.01))
-
-
-def _level_frequencies(
-    level: npt.NDArray[np.intp], mass: npt.NDArray[np.float64]
-) -> npt.NDArray[np.float64]:
-    """Smoothed share of each level (missing excluded) under weights ``mass``."""
-    size = len(_LEVEL_NAMES)
-    part = np.bincount(level, weights=mass, minlength=size + 1)[:size]
-    return (part + _SMOOTHING) / (part.sum() + size * _SMOOTHING)
-
-
-def _level_patterns(
-    columns: list[npt.NDArray[np.intp]],
-) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.int64]]:
-    """Distinct rows of the (pairs × fields) level matrix, and their counts."""
-    base = len(_LEVEL_NAMES) + 1
-    if base ** len(columns) > np.iinfo(np.int64).max:  # > 31 fields: rows as keys
-        matrix = np.stack(columns, axis=1).astype(np.uint8)
-        rows, row_counts = np.unique(matrix, axis=0, return_counts=True)
-        return rows.astype(np.intp), row_counts.astype(np.int64)
-    # One integer per pair (its levels as base-4 digits): a flat unique is fast.
-    code = np.zeros(columns[0].size if columns else 0, dtype=np.int64)
-    for level in columns:
-        code = code * base + level
-    distinct, counts = np.unique(code, return_counts=True)
-    patterns = np.empty((distinct.size, len(columns)), dtype=np.intp)
-    for column in range(len(columns) - 1, -1, -1):
-        distinct, patterns[:, column] = np.divmod(distinct, base)
-    return patterns, counts.astype(np.int64)
-
-
-@dataclass(frozen=True)
-class LevelTable:
-    """Distinct (level of each counted field, provisional match) rows and counts.
-
-    All the match model learns from; tables of parts of the pairs merge into
-    the table of all of them (rows in ascending order, counts summed).
-    """
-
-    rows: npt.NDArray[np.uint8]
-    counts: npt.NDArray[np.int64]
-
-    @classmethod
-    def of(
-        cls, levels: dict[str, npt.NDArray[np.intp]], match: npt.NDArray[np.bool_]
-    ) -> LevelTable:
-        """Table of some pairs' levels and provisional split."""
-        patterns, counts = _level_patterns([*levels.values(), match.astype(np.intp)])
-        return cls(patterns.astype(np.uint8), counts)
-
-    @classmethod
-    def merge(cls, parts: list[LevelTable]) -> LevelTable:
-        """Table of the union of parts."""
-        rows = np.concatenate([part.rows for part in parts])
-        counts = np.concatenate([part.counts for part in parts])
-        return cls(*_summed_rows(rows, counts))
-
-    @property
-    def pairs(self) -> int:
-        """Number of pairs counted."""
-        return int(self.counts.sum())
-
-    def fields(self) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.int64]]:
-        """Distinct field patterns (the split left out) and their counts."""
-        rows, counts = _summed_rows(self.rows[:, :-1], self.counts)
-        return rows.astype(np.intp), counts
-
-
-def _summed_rows(
-    rows: npt.NDArray[np.uint8], counts: npt.NDArray[np.int64]
-) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
-    """Distinct rows in ascending order, with the counts of equal rows summed."""
-    if rows.shape[0] == 0:
-        return rows, counts.astype(np.int64)
-    distinct, inverse = np.unique(rows, axis=0, return_inverse=True)
-    summed = np.zeros(distinct.shape[0], dtype=np.int64)
-    np.add.at(summed, inverse.reshape(-1), counts)
-    return distinct, summed
-
-
-@dataclass(frozen=True)
-class MatchModel:
-    """Field weights learned from the candidates themselves, without labels.
-
-    The provisional split (``score >= min_score``) is taken as matches and
-    non-matches; for every field, how often it agrees, nearly agrees or differs
-    among each gives Fellegi and Sunter's m and u probabilities, and a pair's
-    match probability is the naive-Bayes posterior over the fields present in
-    both records. Because u comes from candidate non-matches (not random
-    pairs), fields that non-matching candidates share anyway (the address and
-    phone of a household) weigh little, and fields that tell people apart
-    (given name, date of birth) weigh a lot.
-    """
-
-    prior: float
-    m: dict[str, npt.NDArray[np.float64]]
-    u: dict[str, npt.NDArray[np.float64]]
-    compare: dict[str, str] = dataclasses.field(default_factory=dict)
-    #: Counted fields left out because no candidate pair had a value in them
-    #: (every score missing): they neither help nor hurt a decision.
-    no_values: tuple[str, ...] = ()
-
-    @classmethod
-    def from_dict(cls, learned: Any, owner: str = "MatchModel") -> MatchModel:
-        """Rebuild a model from ``attrs["lsh_frame"]["model"]`` (or pass one through).
-
-        So a model learned on a full run (a table, or two linked tables) can
-        decide later batches — new records against a saved table — where too
-        few candidates would make a poor model of their own.
-        """
-        if isinstance(learned, MatchModel):
-            return learned
-        try:
-            prior = float(learned["prior"])
-            fields = learned["fields"]
-            m = {
-                label: np.asarray(f["m"], dtype=np.float64)
-                for label, f in fields.items()
-            }
-            u = {
-                label: np.asarray(f["u"], dtype=np.float64)
-                for label, f in fields.items()
-            }
-        except (KeyError, TypeError, ValueError) as error:
-            raise ConfigError(
-                f"{owner} got a dict for min_score that is not a learned model: "
-                "pass scored.attrs['lsh_frame']['model'] from an earlier score() "
-                f"with min_score='auto' ({type(error).__name__}: {error})."
-            ) from None
-        size = len(_LEVEL_NAMES)
-        valid = 0 < prior < 1 and all(
-            table[label].shape == (size,)
-            and np.all(table[label] > 0)
-            and abs(table[label].sum() - 1) < 1e-3
-            for table in (m, u)
-            for label in table
-        )
-        if not valid or not m:
-            raise ConfigError(
-                f"{owner} got a learned model with invalid numbers: the prior must be "
-                f"in (0, 1) and each field's m and u {size} positive shares summing "
-                "to 1."
-            )
-        compare = learned.get("compare", {})
-        allowed = set(get_args(Comparison)) - {"auto"}
-        if not isinstance(compare, dict) or not all(
-            label in m and value in allowed for label, value in compare.items()
-        ):
-            raise ConfigError(
-                f"{owner} got a learned model whose 'compare' is not a mapping of its "
-                f"fields to comparisons ({', '.join(sorted(allowed))}). Got "
-                f"{compare!r}."
-            )
-        no_values = learned.get("no_values", [])
-        if not isinstance(no_values, (list, tuple)) or not all(
-            isinstance(label, str) and label not in m for label in no_values
-        ):
-            raise ConfigError(
-                f"{owner} got a learned model whose 'no_values' is not a list of "
-                f"field names other than its fields ({', '.join(sorted(m))}). Got "
-                f"{no_values!r}."
-            )
-        return cls(
-            prior=prior, m=m, u=u, compare=dict(compare), no_values=tuple(no_values)
-        )
-
-    @staticmethod
-    def levels(values: npt.NDArray[np.float64]) -> npt.NDArray[np.intp]:
-        """Level of each field score: 0 agrees, 1 nearly, 2 differs, 3 missing."""
-        agree, nearly = _LEVEL_CUTS
-        level = np.full(values.shape, 2, dtype=np.intp)
-        level -= values >= nearly
-        level -= values >= agree
-        level[np.isnan(values)] = _MISSING
-        return level
-
-    @classmethod
-    def learn(
-        cls,
-        field_scores: dict[str, npt.NDArray[np.float64]],
-        match: npt.NDArray[np.bool_],
-    ) -> MatchModel | None:
-        """Fit on a provisional split; None when it has too few pairs or one side."""
-        levels = {label: cls.levels(values) for label, values in field_scores.items()}
-        return cls.learn_levels(levels, match)
-
-    @classmethod
-    def learn_levels(
-        cls, levels: dict[str, npt.NDArray[np.intp]], match: npt.NDArray[np.bool_]
-    ) -> MatchModel | None:
-        """:meth:`learn` from levels already computed with :meth:`levels`."""
-        return cls.learn_table(list(levels), LevelTable.of(levels, match))
-
-    @classmethod
-    def learn_table(cls, labels: list[str], table: LevelTable) -> MatchModel | None:
-        """:meth:`learn` from a :class:`LevelTable` of the pairs (fields ``labels``)."""
-        match = table.rows[:, -1].astype(bool)
-        total = table.pairs
-        matches = int(table.counts[match].sum())
-        if total < _AUTO_MIN_PAIRS or matches == 0 or matches == total:
-            return None
-        m: dict[str, npt.NDArray[np.float64]] = {}
-        u: dict[str, npt.NDArray[np.float64]] = {}
-        size = len(_LEVEL_NAMES)
-        side = match.astype(np.intp) * (size + 1)
-        for column, label in enumerate(labels):
-            # One count of (side, level): non-matches first, then matches.
-            counts = np.zeros(2 * (size + 1), dtype=np.int64)
-            at = table.rows[:, column].astype(np.intp) + side
-            np.add.at(counts, at, table.counts)
-            for target, part in ((u, counts[:size]), (m, counts[size + 1 : -1])):
-                target[label] = (part + _SMOOTHING) / (part.sum() + size * _SMOOTHING)
-        return cls(prior=matches / total, m=m, u=u)
-
-    @classmethod
-    def refine(
-        cls, levels: dict[str, npt.NDArray[np.intp]], start: MatchModel
-    ) -> tuple[MatchModel, dict[str, Any]]:
-        """Improve a one-step model without labels; return it and how it was fit.
-
-        The provisional split leaves out matches that differ on a field (people
-        who moved differ on street, city and postcode), so among its matches
-        differing on that field looks almost impossible and such pairs are
-        rejected. Two steps correct that:
-
-        1. *Leave one field out* (:meth:`leave_one_out`, conservative): each
-           field's m is re-estimated from the pairs that the other fields alone
-           make near certain matches (probability >= 0.99); u and the prior
-           stay. Repeated five times; not kept if it loses more than 5% of the
-           one-step matches (its task is to add the ones left out).
-        2. *Expectation maximisation* (:meth:`expectation_maximisation`) from
-           there: prior, m and u from every candidate weighted by its match
-           probability, until no probability moves by more than 0.001. Kept
-           only if it finds at most 1.3 times the matches of step 1: refining
-           moves a few percent of the pairs, while a model that finds far more
-           has taken another group (relatives sharing surname, address and
-           phone) for the same people.
-
-        A step is also not kept when its fit is not :attr:`sound` (differing on
-        a field would count for a match), and nothing is refined with fewer than
-        four fields, where the model is not identifiable. What happened is
-        returned as a dict (steps, growth of the matches, and whether each step
-        was kept) and recorded in ``attrs`` by :func:`score`.
-
-        Pairs with the same levels on every field have the same probability, so
-        both steps run on the distinct level patterns (a few thousand at most).
-        """
-        labels = list(levels)
-        patterns, counts = _level_patterns([levels[label] for label in labels])
-        return cls.refine_patterns(labels, patterns, counts, start)
-
-    @classmethod
-    def refine_patterns(
-        cls,
-        labels: list[str],
-        patterns: npt.NDArray[np.intp],
-        counts: npt.NDArray[np.int64],
-        start: MatchModel,
-    ) -> tuple[MatchModel, dict[str, Any]]:
-        """:meth:`refine` from the distinct level patterns and their counts."""
-        if len(labels) < _REFINE_MIN_FIELDS:
-            return start, {"skipped": f"fewer than {_REFINE_MIN_FIELDS} fields"}
-        weights = counts.astype(np.float64)
-
-        def matches(model: MatchModel) -> float:
-            found = model._pattern_probability(labels, patterns) >= 0.5
-            return float(weights[found].sum())
-
-        careful = start
-        for _ in range(_LEAVE_ONE_OUT_STEPS):
-            careful = careful.leave_one_out(labels, patterns, weights)
-        first = max(matches(start), 1.0)
-        loo_growth = matches(careful) / first
-        loo_kept = loo_growth >= _LEAVE_ONE_OUT_MIN_GROWTH and careful.sound
-        if not loo_kept:
-            careful = start
-        refined, steps = careful.expectation_maximisation(labels, patterns, weights)
-        growth = matches(refined) / max(matches(careful), 1.0)
-        kept = growth <= _EM_MAX_GROWTH and refined.sound
-        fit = {
-            "leave_one_out_steps": _LEAVE_ONE_OUT_STEPS,
-            "leave_one_out_growth": round(loo_growth, 4),
-            "leave_one_out_kept": loo_kept,
-            "em_steps": steps,
-            "em_growth": round(growth, 4),
-            "em_kept": kept,
-        }
-        return (refined if kept else careful), fit
-
-    def check_fields(self, specs: list[Field], owner: str) -> None:
-        """Raise unless the fields counted (weight > 0) are the model's."""
-        counted = {spec.label for spec in specs if spec.weight > 0}
-        learned_on = set(self.m) | set(self.no_values)
-        if counted != learned_on:
-            raise ConfigError(
-                f"The model given to {owner} as min_score was learned on the fields "
-                f"{sorted(learned_on)}, but the fields here (weight > 0) are "
-                f"{sorted(counted)}. Match on the same fields."
-            )
-
-    @property
-    def sound(self) -> bool:
-        """Whether agreeing (or nearly) on every field weighs more than differing.
-
-        A fit where differing on a field counts more for a match than agreeing
-        on it has swapped the meaning of the classes (possible with few fields,
-        where the model is not identifiable): such a refinement is not kept.
-        Either may weigh little or even point the other way on its own — among
-        candidates, relatives share an address while people who moved do not —
-        so only their order is checked.
-        """
-        for label in self.m:
-            weights = np.log(self.m[label] / self.u[label])
-            if weights[2] >= max(weights[0], weights[1]):
-                return False
-        return True
-
-    def leave_one_out(
-        self,
-        labels: list[str],
-        patterns: npt.NDArray[np.intp],
-        weights: npt.NDArray[np.float64],
-    ) -> MatchModel:
-        """Re-estimate each field's m from pairs the other fields make sure."""
-        contributions = self._contributions(labels, patterns)
-        total = np.log(self.prior / (1 - self.prior)) + contributions.sum(axis=1)
-        m: dict[str, npt.NDArray[np.float64]] = {}
-        for column, label in enumerate(labels):
-            others = total - contributions[:, column]
-            sure = weights * (others >= _SURE_LOG_ODDS)
-            m[label] = _level_frequencies(patterns[:, column], sure)
-        return MatchModel(prior=self.prior, m=m, u=self.u)
-
-    def expectation_maximisation(
-        self,
-        labels: list[str],
-        patterns: npt.NDArray[np.intp],
-        weights: npt.NDArray[np.float64],
-    ) -> tuple[MatchModel, int]:
-        """Soft-count EM of prior, m and u from this model; return it and steps."""
-        model = self
-        probability = model._pattern_probability(labels, patterns)
-        steps = 0
-        for steps in range(1, _EM_ITERATIONS + 1):  # noqa: B007 - steps is returned
-            matched = weights * probability
-            unmatched = weights - matched
-            m = {
-                label: _level_frequencies(patterns[:, column], matched)
-                for column, label in enumerate(labels)
-            }
-            u = {
-                label: _level_frequencies(patterns[:, column], unmatched)
-                for column, label in enumerate(labels)
-            }
-            prior = float(matched.sum() / weights.sum())
-            model = MatchModel(prior=min(max(prior, 1e-9), 1 - 1e-9), m=m, u=u)
-            updated = model._pattern_probability(labels, patterns)
-            moved = float(np.abs(updated - probability).max())
-            probability = updated
-            if moved <= _EM_TOLERANCE:
-                break
-        return model, steps
-
-    def _contributions(
-        self, labels: list[str], patterns: npt.NDArray[np.intp]
-    ) -> npt.NDArray[np.float64]:
-        """Log-likelihood ratio of each pattern's level, per field (columns)."""
-        return np.stack(
-            [
-                np.append(np.log(self.m[label] / self.u[label]), 0.0)[patterns[:, i]]
-                for i, label in enumerate(labels)
-            ],
-            axis=1,
-        )
-
-    def _pattern_probability(
-        self, labels: list[str], patterns: npt.NDArray[np.intp]
-    ) -> npt.NDArray[np.float64]:
-        return self.probability_of_levels(
-            {label: patterns[:, column] for column, label in enumerate(labels)}
-        )
-
-    def probability(
-        self, field_scores: dict[str, npt.NDArray[np.float64]]
-    ) -> npt.NDArray[np.float64]:
-        """Posterior probability that each pair is a match."""
-        return self.probability_of_levels(
-            {label: self.levels(values) for label, values in field_scores.items()}
-        )
-
-    def probability_of_levels(
-        self, levels: dict[str, npt.NDArray[np.intp]]
-    ) -> npt.NDArray[np.float64]:
-        """:meth:`probability` from levels already computed with :meth:`levels`."""
-        size = next(iter(levels.values())).size
-        log_odds = np.full(size, np.log(self.prior / (1 - self.prior)))
-        for label, level in levels.items():
-            # A missing value is neutral: weight 0 in the last slot.
-            weights = np.append(np.log(self.m[label] / self.u[label]), 0.0)
-            log_odds += weights[level]
-        return 1 / (1 + np.exp(-log_odds))
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the learned numbers: prior, and m, u and weight (bits) per level."""
-        return {
-            "prior": self.prior,
-            "levels": list(_LEVEL_NAMES),
-            "fields": {
-                label: {
-                    "m": self.m[label].tolist(),
-                    "u": self.u[label].tolist(),
-                    "weight": np.log2(self.m[label] / self.u[label]).round(3).tolist(),
-                }
-                for label in self.m
-            },
-            "no_values": list(self.no_values),
-        }
 
 
 def _combine(

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from rapidfuzz import distance, fuzz
 
 import lsh_frame as lf
-from lsh_frame import compare
+from lsh_frame import compare, model
 from lsh_frame._kernels import sets
 from lsh_frame.config import ShingleConfig
 from lsh_frame.explain import shingle_texts
@@ -629,7 +629,7 @@ def test_level_patterns_are_the_distinct_rows():
     rng = np.random.default_rng(0)
     for fields in (1, 5, 33):  # 33 fields take the row-wise path
         columns = [rng.integers(0, 4, 2_000) for _ in range(fields)]
-        patterns, counts = compare._level_patterns(columns)
+        patterns, counts = model._level_patterns(columns)
         expected, expected_counts = np.unique(
             np.stack(columns, axis=1), axis=0, return_counts=True
         )

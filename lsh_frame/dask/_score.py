@@ -6,7 +6,7 @@ answered with the row's columns, and routed back; the answers are checked to
 be exactly one per pair. The field scores are then computed per partition by
 :func:`lsh_frame.compare.score_fields` (pair by pair, so exactly as pandas),
 and the decision is made once from summaries that add up over partitions
-(:class:`~lsh_frame.compare.ScoreSpread`, :class:`~lsh_frame.compare.LevelTable`).
+(:class:`~lsh_frame.model.ScoreSpread`, :class:`~lsh_frame.model.LevelTable`).
 """
 
 from __future__ import annotations
@@ -317,7 +317,7 @@ def score_parts(
         chosen = cut
         if plan.min_score == "auto":
             tables_ = compute(*[delayed(_level_table)(s, plan, cut) for s in scored])
-            model, fit = learn_model(plan, LevelTable.merge(list(tables_)))
+            model, fit = learn_model(plan.labels, LevelTable.merge(list(tables_)))
     attrs = scored_attrs(plan, chosen, model, fit)
     decided = [delayed(_decided)(s, plan, model, cut, attrs) for s in scored]
     return decided, attrs
