@@ -59,6 +59,7 @@ from lsh_frame.minhash import sign_array
 from lsh_frame.model import (
     AUTO_MIN_SCORE_RANGE,
     DEFAULT_MIN_SCORE,
+    LEVEL_CUTS,
     LevelTable,
     MatchModel,
     ScoreSpread,
@@ -599,6 +600,12 @@ class ScorePlan:
         return [spec for spec in self.specs if spec.weight > 0]
 
     @property
+    def cuts(self) -> tuple[float, ...]:
+        """Level cuts of the field scores: the given model's, or the default."""
+        given = self.given_model
+        return given.cuts if given is not None else LEVEL_CUTS
+
+    @property
     def labels(self) -> list[str]:
         """Labels of the counted fields, in order (the model's field columns)."""
         return [spec.label for spec in self.counted]
@@ -608,7 +615,7 @@ class ScorePlan:
     ) -> dict[str, npt.NDArray[np.intp]]:
         """Match-model levels of the counted fields."""
         return {
-            spec.label: MatchModel.levels(field_scores[spec.label])
+            spec.label: MatchModel.levels(field_scores[spec.label], self.cuts)
             for spec in self.counted
         }
 

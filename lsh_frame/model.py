@@ -11,6 +11,8 @@ Everything is learned from summaries that add up over parts of the pairs
 from __future__ import annotations
 
 import dataclasses
+import itertools
+import numbers
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, get_args
 
@@ -42,6 +44,10 @@ _AUTO_MIN_PAIRS = 100
 #: Histogram bins, and the bins of its moving average, behind ``"auto"``.
 _AUTO_BINS = 50
 _AUTO_SMOOTHING = 5
+#: A valley below the highest group of scores is one whose density is at most
+#: this share of the peak above it, and below which the density rises again
+#: by as much (1 / share).
+_AUTO_VALLEY = 0.8
 
 
 def auto_min_score(scores: npt.NDArray[np.float64]) -> float:
@@ -52,11 +58,14 @@ def auto_min_score(scores: npt.NDArray[np.float64]) -> float:
     (unrelated records that share a rare value; relatives who share a surname,
     an address and a phone). The matches are the highest group, so the cut is
     the valley just below it: on a 50-bin histogram of the scores, smoothed by
-    a 5-bin moving average, start at the top, climb to the highest-scoring
-    peak, then walk down while the density keeps falling; the cut is the
-    bottom of that valley (the middle of a flat bottom). It is kept within
-    ``AUTO_MIN_SCORE_RANGE``; with fewer than 100 scored pairs, or when all
-    scores are equal (no groups to see), it is ``DEFAULT_MIN_SCORE``.
+    a 5-bin moving average, walk down from the top; the cut is the bottom of
+    the first valley whose density is at most 0.8 of the peak above it and
+    below which the density rises again by as much (the middle of a flat
+    bottom; a valley that stays low down to the range's floor counts too).
+    Small bumps — a plateau, a spike of exact duplicates at 1.0 — are not
+    groups. It is kept within ``AUTO_MIN_SCORE_RANGE``; with fewer than 100
+    scored pairs, when all scores are equal, or when no valley is deep enough
+    (the scores form one group), it is ``DEFAULT_MIN_SCORE``.
 
     Examples
     --------
@@ -120,24 +129,62 @@ class ScoreSpread:
         )
         low, high = AUTO_MIN_SCORE_RANGE
         floor = round(low * _AUTO_BINS)
-        position = _AUTO_BINS - 1
-        while position > floor and density[position - 1] >= density[position]:
-            position -= 1  # up the highest-scoring peak
-        bottom_top = position
-        while position > floor and density[position - 1] <= density[position]:
-            position -= 1  # down into the valley below it
-            if density[position] < density[bottom_top]:
-                bottom_top = position
-        cut = float(edges[(position + bottom_top + 1) // 2])
+        # Walk down from the top: the peak is the densest point so far, the
+        # valley the least dense point below it. A valley counts once it is
+        # clearly lower than the peak above it and the density clearly rises
+        # again below it (both by _AUTO_VALLEY): a plateau or a spike of exact
+        # duplicates at 1.0 is not a group of its own.
+        peak = valley = density[-1]
+        valley_top = valley_bottom = _AUTO_BINS - 1
+        for position in range(_AUTO_BINS - 2, floor - 1, -1):
+            value = density[position]
+            deep = peak > 0 and valley <= _AUTO_VALLEY * peak
+            if deep and value > 0 and value * _AUTO_VALLEY >= valley:
+                break  # the density rises again below a deep valley
+            if value > peak and not deep:
+                peak = valley = value
+                valley_top = valley_bottom = position
+            elif value < valley:
+                valley, valley_top, valley_bottom = value, position, position
+            elif value == valley:
+                valley_bottom = position  # a flat bottom: its middle is the cut
+        if peak == 0:
+            return low  # no score in the range: every pair is below it
+        if valley > _AUTO_VALLEY * peak:
+            return DEFAULT_MIN_SCORE  # no valley: the scores form one group
+        cut = float(edges[(valley_top + valley_bottom + 1) // 2])
         return round(min(max(cut, low), high), 4)
 
 
-#: Agreement levels of a field score in the match model: a field agrees
-#: (score >= 0.99), nearly agrees (>= 0.8) or differs; missing values are
-#: neutral. The classic comparison vector of record linkage.
-_LEVEL_CUTS = (0.99, 0.8)
-_LEVEL_NAMES = ("agrees", "nearly agrees", "differs")
-_MISSING = len(_LEVEL_NAMES)
+#: Agreement levels of a field score in the match model: level 0 at or above
+#: the first cut (the field agrees), level i between cut i and cut i - 1, the
+#: last level below the last cut (it differs); a missing value is one more
+#: index, and neutral. Finer than the classic agree / nearly / differs, so
+#: comparisons whose true pairs spread over the middle of [0, 1] (titles,
+#: citations, product names) keep that signal.
+LEVEL_CUTS: tuple[float, ...] = (0.99, 0.9, 0.8, 0.7, 0.6, 0.5)
+#: The cuts of models saved before the finer levels (three levels).
+_CLASSIC_CUTS: tuple[float, ...] = (0.99, 0.8)
+
+
+def level_names(cuts: tuple[float, ...]) -> list[str]:
+    """Names of the levels a model's ``cuts`` make (missing excluded)."""
+    names = [f">= {cuts[0]:g}"]
+    names += [f"[{low:g}, {high:g})" for high, low in itertools.pairwise(cuts)]
+    return [*names, f"< {cuts[-1]:g}"]
+
+
+def levels_of(
+    values: npt.NDArray[np.float64], cuts: tuple[float, ...]
+) -> npt.NDArray[np.intp]:
+    """Level of each field score (see :data:`LEVEL_CUTS`); ``len(cuts) + 1`` missing."""
+    level = np.full(values.shape, len(cuts), dtype=np.intp)
+    for cut in cuts:
+        level -= values >= cut
+    level[np.isnan(values)] = len(cuts) + 1
+    return level
+
+
 #: Pseudo-count added to every level, so a level never seen has no infinite weight.
 _SMOOTHING = 0.5
 #: Expectation maximisation: at most this many steps, until no probability
@@ -163,10 +210,9 @@ _SURE_LOG_ODDS = float(np.log(0.99 / 0.01))
 
 
 def _level_frequencies(
-    level: npt.NDArray[np.intp], mass: npt.NDArray[np.float64]
+    level: npt.NDArray[np.intp], mass: npt.NDArray[np.float64], size: int
 ) -> npt.NDArray[np.float64]:
-    """Smoothed share of each level (missing excluded) under weights ``mass``."""
-    size = len(_LEVEL_NAMES)
+    """Smoothed share of each of ``size`` levels (missing excluded) under ``mass``."""
     part = np.bincount(level, weights=mass, minlength=size + 1)[:size]
     return (part + _SMOOTHING) / (part.sum() + size * _SMOOTHING)
 
@@ -175,12 +221,13 @@ def _level_patterns(
     columns: list[npt.NDArray[np.intp]],
 ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.int64]]:
     """Distinct rows of the (pairs × fields) level matrix, and their counts."""
-    base = len(_LEVEL_NAMES) + 1
-    if base ** len(columns) > np.iinfo(np.int64).max:  # > 31 fields: rows as keys
+    base = max((int(level.max()) + 1 for level in columns if level.size), default=1)
+    base = max(base, 2)
+    if base ** len(columns) > np.iinfo(np.int64).max:  # many fields: rows as keys
         matrix = np.stack(columns, axis=1).astype(np.uint8)
         rows, row_counts = np.unique(matrix, axis=0, return_counts=True)
         return rows.astype(np.intp), row_counts.astype(np.int64)
-    # One integer per pair (its levels as base-4 digits): a flat unique is fast.
+    # One integer per pair (its levels as digits): a flat unique is fast.
     code = np.zeros(columns[0].size if columns else 0, dtype=np.int64)
     for level in columns:
         code = code * base + level
@@ -261,6 +308,13 @@ class MatchModel:
     #: Counted fields left out because no candidate pair had a value in them
     #: (every score missing): they neither help nor hurt a decision.
     no_values: tuple[str, ...] = ()
+    #: The level cuts of the field scores (see :data:`LEVEL_CUTS`).
+    cuts: tuple[float, ...] = LEVEL_CUTS
+
+    @property
+    def size(self) -> int:
+        """Number of levels of a present score (the missing one excluded)."""
+        return len(self.cuts) + 1
 
     @classmethod
     def from_dict(cls, learned: Any, owner: str = "MatchModel") -> MatchModel:
@@ -289,7 +343,22 @@ class MatchModel:
                 "pass scored.attrs['lsh_frame']['model'] from an earlier score() "
                 f"with min_score='auto' ({type(error).__name__}: {error})."
             ) from None
-        size = len(_LEVEL_NAMES)
+        cuts = learned.get("cuts", list(_CLASSIC_CUTS))
+        if (
+            not isinstance(cuts, (list, tuple))
+            or not cuts
+            or not all(
+                isinstance(cut, numbers.Real) and not isinstance(cut, bool)
+                for cut in cuts
+            )
+            or list(cuts) != sorted(cuts, reverse=True)
+            or len(set(cuts)) != len(cuts)
+        ):
+            raise ConfigError(
+                f"{owner} got a learned model whose 'cuts' are not a falling list of "
+                f"score cuts. Got {cuts!r}."
+            )
+        size = len(cuts) + 1
         valid = 0 < prior < 1 and all(
             table[label].shape == (size,)
             and np.all(table[label] > 0)
@@ -323,18 +392,20 @@ class MatchModel:
                 f"{no_values!r}."
             )
         return cls(
-            prior=prior, m=m, u=u, compare=dict(compare), no_values=tuple(no_values)
+            prior=prior,
+            m=m,
+            u=u,
+            compare=dict(compare),
+            no_values=tuple(no_values),
+            cuts=tuple(float(cut) for cut in cuts),
         )
 
     @staticmethod
-    def levels(values: npt.NDArray[np.float64]) -> npt.NDArray[np.intp]:
-        """Level of each field score: 0 agrees, 1 nearly, 2 differs, 3 missing."""
-        agree, nearly = _LEVEL_CUTS
-        level = np.full(values.shape, 2, dtype=np.intp)
-        level -= values >= nearly
-        level -= values >= agree
-        level[np.isnan(values)] = _MISSING
-        return level
+    def levels(
+        values: npt.NDArray[np.float64], cuts: tuple[float, ...] = LEVEL_CUTS
+    ) -> npt.NDArray[np.intp]:
+        """Level of each field score (:func:`levels_of`); the last index is missing."""
+        return levels_of(values, cuts)
 
     @classmethod
     def learn(
@@ -363,7 +434,7 @@ class MatchModel:
             return None
         m: dict[str, npt.NDArray[np.float64]] = {}
         u: dict[str, npt.NDArray[np.float64]] = {}
-        size = len(_LEVEL_NAMES)
+        size = len(LEVEL_CUTS) + 1
         side = match.astype(np.intp) * (size + 1)
         for column, label in enumerate(labels):
             # One count of (side, level): non-matches first, then matches.
@@ -473,7 +544,7 @@ class MatchModel:
         """
         for label in self.m:
             weights = np.log(self.m[label] / self.u[label])
-            if weights[2] >= max(weights[0], weights[1]):
+            if weights[-1] >= weights[:-1].max():
                 return False
         return True
 
@@ -490,8 +561,8 @@ class MatchModel:
         for column, label in enumerate(labels):
             others = total - contributions[:, column]
             sure = weights * (others >= _SURE_LOG_ODDS)
-            m[label] = _level_frequencies(patterns[:, column], sure)
-        return MatchModel(prior=self.prior, m=m, u=self.u)
+            m[label] = _level_frequencies(patterns[:, column], sure, self.size)
+        return dataclasses.replace(self, m=m)
 
     def expectation_maximisation(
         self,
@@ -507,15 +578,17 @@ class MatchModel:
             matched = weights * probability
             unmatched = weights - matched
             m = {
-                label: _level_frequencies(patterns[:, column], matched)
+                label: _level_frequencies(patterns[:, column], matched, self.size)
                 for column, label in enumerate(labels)
             }
             u = {
-                label: _level_frequencies(patterns[:, column], unmatched)
+                label: _level_frequencies(patterns[:, column], unmatched, self.size)
                 for column, label in enumerate(labels)
             }
             prior = float(matched.sum() / weights.sum())
-            model = MatchModel(prior=min(max(prior, 1e-9), 1 - 1e-9), m=m, u=u)
+            model = dataclasses.replace(
+                self, prior=min(max(prior, 1e-9), 1 - 1e-9), m=m, u=u
+            )
             updated = model._pattern_probability(labels, patterns)
             moved = float(np.abs(updated - probability).max())
             probability = updated
@@ -547,7 +620,10 @@ class MatchModel:
     ) -> npt.NDArray[np.float64]:
         """Posterior probability that each pair is a match."""
         return self.probability_of_levels(
-            {label: self.levels(values) for label, values in field_scores.items()}
+            {
+                label: self.levels(values, self.cuts)
+                for label, values in field_scores.items()
+            }
         )
 
     def probability_of_levels(
@@ -566,7 +642,8 @@ class MatchModel:
         """Return the learned numbers: prior, and m, u and weight (bits) per level."""
         return {
             "prior": self.prior,
-            "levels": list(_LEVEL_NAMES),
+            "levels": level_names(self.cuts),
+            "cuts": list(self.cuts),
             "fields": {
                 label: {
                     "m": self.m[label].tolist(),
@@ -590,7 +667,7 @@ def learn_model(
     # it would count towards the fields needed to refine, and the soundness
     # check (agreeing must weigh more than differing) takes it for a flipped
     # fit. Leave it out, so the model is the one learned without it.
-    empty = np.all(table.rows[:, :-1] == _MISSING, axis=0)
+    empty = np.all(table.rows[:, :-1] == len(LEVEL_CUTS) + 1, axis=0)
     no_values = tuple(label for label, none in zip(labels, empty, strict=True) if none)
     if no_values:
         keep = [column for column, none in enumerate(empty) if not none]

@@ -392,7 +392,7 @@ def test_match_model_weighs_fields_by_what_non_matches_share():
         {"shared": shared, "personal": personal}, provisional
     )
     weights = model.to_dict()["fields"]
-    assert weights["personal"]["weight"][2] < -3  # differing on it rules a pair out
+    assert weights["personal"]["weight"][-1] < -3  # differing on it rules a pair out
     assert abs(weights["shared"]["weight"][0]) < 1  # relatives share it anyway
     found = model.probability({"shared": shared, "personal": personal}) >= 0.5
     known = ~np.isnan(personal)  # without the personal field nothing tells them apart
@@ -680,16 +680,17 @@ def test_refinement_is_skipped_with_few_fields_and_never_flips_a_field():
     model = scored.attrs["lsh_frame"]["model"]
     assert model["fit"] == {"skipped": "fewer than 4 fields"}
     for weights in (field["weight"] for field in model["fields"].values()):
-        assert weights[2] < max(weights[:2])  # differing counts less than agreeing
+        assert weights[-1] < max(weights[:-1])  # differing counts less than agreeing
     columns = [column for column in people.columns if column != "entity_id"]
     refined = lf.pairs(people[columns], columns).attrs["lsh_frame"]["model"]
     assert refined["fit"]["em_kept"] is True
     for weights in (field["weight"] for field in refined["fields"].values()):
-        assert weights[2] < max(weights[:2])
+        assert weights[-1] < max(weights[:-1])
     flipped = compare.MatchModel(
         prior=0.2,
         m={"a": np.array([0.2, 0.3, 0.5])},
         u={"a": np.array([0.5, 0.3, 0.2])},
+        cuts=(0.99, 0.8),
     )
     assert not flipped.sound
     # Differing may point slightly towards a match among candidates (movers
@@ -698,6 +699,7 @@ def test_refinement_is_skipped_with_few_fields_and_never_flips_a_field():
         prior=0.2,
         m={"street": np.array([0.6, 0.1, 0.3])},
         u={"street": np.array([0.3, 0.45, 0.25])},
+        cuts=(0.99, 0.8),
     )
     assert movers.sound
 

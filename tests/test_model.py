@@ -1,0 +1,124 @@
+"""The match model's levels, its provisional cut and saved models (lsh_frame.model)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import lsh_frame as lf
+from lsh_frame import model
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.one_of(st.floats(0.0, 1.0), st.just(float("nan"))), min_size=1, max_size=40
+    )
+)
+def test_levels_count_the_cuts_a_score_falls_below(values):
+    scores = np.array(values, dtype=np.float64)
+    cuts = model.LEVEL_CUTS
+    levels = model.levels_of(scores, cuts)
+    for value, level in zip(values, levels.tolist(), strict=True):
+        if np.isnan(value):
+            assert level == len(cuts) + 1
+        else:
+            assert level == sum(value < cut for cut in cuts)
+
+
+def test_level_names_describe_each_level():
+    names = model.level_names((0.99, 0.8))
+    assert names == [">= 0.99", "[0.8, 0.99)", "< 0.8"]
+    assert len(model.level_names(model.LEVEL_CUTS)) == len(model.LEVEL_CUTS) + 1
+
+
+def test_the_cut_ignores_a_small_bump_at_the_top():
+    rng = np.random.default_rng(3)
+    # Citations: non-matches around 0.62, matches spread widely around 0.88,
+    # and some exact copies at 1.0. The valley between the two groups is the
+    # cut, not the shallow dip just below the copies.
+    low = rng.normal(0.62, 0.06, 20_000)
+    high = rng.normal(0.88, 0.07, 15_000)
+    spike = np.ones(400)
+    scores = np.clip(np.concatenate([low, high, spike]), 0, 1)
+    cut = model.auto_min_score(scores)
+    assert 0.7 <= cut <= 0.8
+    assert (high >= cut).mean() > 0.9
+
+
+def test_one_group_of_scores_has_no_valley():
+    rng = np.random.default_rng(4)
+    scores = np.clip(rng.normal(0.45, 0.12, 5_000), 0, 1)
+    assert model.auto_min_score(scores) == model.DEFAULT_MIN_SCORE
+
+
+def test_a_saved_model_keeps_its_cuts_and_older_models_still_decide():
+    people = lf.datasets.make_customers(2_000, seed=2)
+    columns = ["given_name", "surname", "date_of_birth", "email"]
+    scored = lf.pairs(people, columns)
+    learned = scored.attrs["lsh_frame"]["model"]
+    assert learned["cuts"] == list(model.LEVEL_CUTS)
+    assert len(learned["levels"]) == len(model.LEVEL_CUTS) + 1
+    again = lf.score(
+        people,
+        scored[["left", "right"]],
+        columns,
+        min_score=json.loads(json.dumps(learned)),
+    )
+    np.testing.assert_allclose(
+        again["match_probability"].to_numpy(), scored["match_probability"].to_numpy()
+    )
+    # A model saved with the classic three levels (no "cuts") reads its scores
+    # with the classic cuts 0.99 and 0.8.
+    classic = {
+        "prior": 0.1,
+        "levels": ["agrees", "nearly agrees", "differs"],
+        "fields": {
+            name: {"m": [0.8, 0.15, 0.05], "u": [0.05, 0.15, 0.8]} for name in columns
+        },
+    }
+    decided = lf.score(people, scored[["left", "right"]], columns, min_score=classic)
+    expected = model.MatchModel(
+        prior=0.1,
+        m={name: np.array([0.8, 0.15, 0.05]) for name in columns},
+        u={name: np.array([0.05, 0.15, 0.8]) for name in columns},
+        cuts=(0.99, 0.8),
+    ).probability({name: scored[f"{name}_score"].to_numpy() for name in columns})
+    np.testing.assert_allclose(decided["match_probability"].to_numpy(), expected)
+    assert decided.attrs["lsh_frame"]["model"]["cuts"] == [0.99, 0.8]
+
+
+@pytest.mark.parametrize("cuts", [[], [0.5, 0.9], [0.9, 0.9], ["a"], [True], "0.9"])
+def test_a_saved_model_with_bad_cuts_is_refused(cuts):
+    fields = {"a": {"m": [0.5, 0.5], "u": [0.5, 0.5]}}
+    with pytest.raises(lf.ConfigError, match="cuts"):
+        model.MatchModel.from_dict({"prior": 0.1, "fields": fields, "cuts": cuts})
+
+
+def test_a_saved_model_whose_levels_do_not_fit_its_cuts_is_refused():
+    fields = {"a": {"m": [0.5, 0.3, 0.2], "u": [0.2, 0.3, 0.5]}}
+    with pytest.raises(lf.ConfigError, match="invalid numbers"):
+        model.MatchModel.from_dict({"prior": 0.1, "fields": fields, "cuts": [0.9]})
+
+
+def test_finer_levels_keep_signal_in_the_middle_of_the_scale():
+    # Matches score 0.7-0.85 on a field, non-matches 0.5-0.65: with the classic
+    # levels (0.99, 0.8) both would mostly "differ"; the finer levels tell them
+    # apart.
+    rng = np.random.default_rng(5)
+    size = 4_000
+    truth = rng.random(size) < 0.3
+    title = np.where(truth, rng.uniform(0.7, 0.85, size), rng.uniform(0.5, 0.65, size))
+    fine = model.MatchModel.learn({"title": title}, truth)
+    classic_levels = {"title": model.levels_of(title, (0.99, 0.8))}
+    assert fine is not None
+    found = fine.probability({"title": title}) >= 0.5
+    assert (found == truth).mean() > 0.99
+    assert len(np.unique(classic_levels["title"])) <= 2
+    frame = pd.DataFrame({"title": title})
+    assert frame["title"].between(0, 1).all()
