@@ -122,3 +122,59 @@ def test_finer_levels_keep_signal_in_the_middle_of_the_scale():
     assert len(np.unique(classic_levels["title"])) <= 2
     frame = pd.DataFrame({"title": title})
     assert frame["title"].between(0, 1).all()
+
+
+def test_fields_that_differ_together_are_grouped():
+    rng = np.random.default_rng(6)
+    size = 5_000
+    size_levels = len(model.LEVEL_CUTS) + 1
+    moved = rng.random(size) < 0.3
+    # street and city change together (a move); name differs on its own.
+    street = np.where(moved, size_levels - 1, 0)
+    city = np.where(moved & (rng.random(size) < 0.95), size_levels - 1, 0)
+    name = np.where(rng.random(size) < 0.3, size_levels - 1, 0)
+    missing = np.full(size, size_levels)  # a field never present groups with none
+    patterns = np.stack([street, city, name, missing], axis=1)
+    together = model._differ_together(patterns, np.ones(size), size_levels)
+    assert together.tolist() == [
+        [True, True, False, False],
+        [True, True, False, False],
+        [False, False, True, False],
+        [False, False, False, True],
+    ]
+
+
+def test_leaving_out_fields_that_differ_together_finds_people_who_moved():
+    rng = np.random.default_rng(7)
+    size = 40_000
+    bottom = len(model.LEVEL_CUTS)
+    truth = rng.random(size) < 0.1
+    moved = truth & (rng.random(size) < 0.3)
+    # Matches mostly agree on name and birth date; a third of them moved
+    # (street, city and postcode all differ). Non-matches: look-alikes that
+    # share the whole address half the time, the name or birth date rarely.
+    same_place = rng.random(size) < 0.5
+
+    def agrees(share_matches: float, share_others: float) -> np.ndarray:
+        share = np.where(truth, share_matches, share_others)
+        return np.where(rng.random(size) < share, 0, bottom)
+
+    name, born, phone = agrees(0.95, 0.02), agrees(0.95, 0.01), agrees(0.9, 0.01)
+    place = np.where(truth & ~moved, 0, np.where(~truth & same_place, 0, bottom))
+    labels = ["name", "born", "phone", "street", "city", "postcode"]
+    columns = [name, born, phone, place, place, place]
+    levels = dict(zip(labels, columns, strict=True))
+    start = model.MatchModel.learn_levels(levels, truth & ~moved)
+    assert start is not None
+    assert (start.probability_of_levels(levels)[moved] < 0.5).mean() > 0.9
+    patterns, counts = model._level_patterns(columns)
+    weights = counts.astype(np.float64)
+    unmatched = weights * (1 - start._pattern_probability(labels, patterns))
+    together = model._differ_together(patterns, unmatched, start.size)
+    assert together[3:, 3:].all() and not together[:3, 3:].any()
+    careful = start
+    for _ in range(5):
+        careful = careful.leave_one_out(labels, patterns, weights)
+    found = careful.probability_of_levels(levels) >= 0.5
+    assert found[moved].mean() > 0.8
+    assert found[~truth].mean() < 0.01
