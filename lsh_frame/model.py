@@ -503,10 +503,14 @@ class MatchModel:
         2. *Expectation maximisation* (:meth:`expectation_maximisation`) from
            there: prior, m and u from every candidate weighted by its match
            probability, until no probability moves by more than 0.001. Kept
-           only if it finds at most 1.3 times the matches of step 1: refining
-           moves a few percent of the pairs, while a model that finds far more
-           has taken another group (relatives sharing surname, address and
-           phone) for the same people.
+           only if it converges within 100 steps and finds at most 1.3 times
+           the matches of step 1: refining moves a few percent of the pairs,
+           while a model that finds far more, or is still moving after 100
+           steps, is taking another group (relatives sharing surname, address
+           and phone) for the same people. (Measured with the neighbours key:
+           on make_customers(5,000) an EM still moving after 100 steps had
+           grown the matches 1.08 times, 94% of them relatives, and converged
+           at 3.8 times; sound fits converged in 3-64 steps.)
 
         A step is also not kept when its fit is not :attr:`sound` (differing on
         a field would count for a match), and nothing is refined with fewer than
@@ -546,14 +550,17 @@ class MatchModel:
         loo_kept = loo_growth >= _LEAVE_ONE_OUT_MIN_GROWTH and careful.sound
         if not loo_kept:
             careful = start
-        refined, steps = careful.expectation_maximisation(labels, patterns, weights)
+        refined, steps, converged = careful.expectation_maximisation(
+            labels, patterns, weights
+        )
         growth = matches(refined) / max(matches(careful), 1.0)
-        kept = growth <= _EM_MAX_GROWTH and refined.sound
+        kept = converged and growth <= _EM_MAX_GROWTH and refined.sound
         fit = {
             "leave_one_out_steps": _LEAVE_ONE_OUT_STEPS,
             "leave_one_out_growth": round(loo_growth, 4),
             "leave_one_out_kept": loo_kept,
             "em_steps": steps,
+            "em_converged": converged,
             "em_growth": round(growth, 4),
             "em_kept": kept,
         }
@@ -625,11 +632,16 @@ class MatchModel:
         labels: list[str],
         patterns: npt.NDArray[np.intp],
         weights: npt.NDArray[np.float64],
-    ) -> tuple[MatchModel, int]:
-        """Soft-count EM of prior, m and u from this model; return it and steps."""
+    ) -> tuple[MatchModel, int, bool]:
+        """Soft-count EM of prior, m and u from this model.
+
+        Returns the model, the steps taken, and whether it converged (no
+        probability moved by more than the tolerance) within the steps allowed.
+        """
         model = self
         probability = model._pattern_probability(labels, patterns)
         steps = 0
+        converged = False
         for steps in range(1, _EM_ITERATIONS + 1):  # noqa: B007 - steps is returned
             matched = weights * probability
             unmatched = weights - matched
@@ -649,8 +661,9 @@ class MatchModel:
             moved = float(np.abs(updated - probability).max())
             probability = updated
             if moved <= _EM_TOLERANCE:
+                converged = True
                 break
-        return model, steps
+        return model, steps, converged
 
     def _contributions(
         self, labels: list[str], patterns: npt.NDArray[np.intp]
