@@ -456,8 +456,7 @@ def _column_days(
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()
     if pa.types.is_timestamp(array.type):
-        if array.type.tz is not None:
-            array = pc.local_timestamp(array)
+        # _wall_time left no time zone: the day is the one the value shows.
         array = pc.floor_temporal(array, unit="day").cast(pa.timestamp("s"))
         array = pc.divide(array.cast(pa.int64()), 86_400)
     elif pa.types.is_date(array.type):
