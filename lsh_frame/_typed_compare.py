@@ -206,19 +206,16 @@ class DateValues:
 
     def digits(self) -> npt.NDArray[np.object_]:
         """``yyyymmdd`` of dates and misspelt dates, ``yyyy`` of years."""
-        year = _padded(self.year, 4)
-        month_day = pc.binary_join_element_wise(
-            _padded(self.month, 2), _padded(self.day, 2), ""
+        year_only = self.kind == _YEAR
+        # Month and day are at most two digits each (the patterns say so).
+        number = np.where(
+            year_only, self.year, self.year * 10_000 + self.month * 100 + self.day
         )
-        with_day = pc.binary_join_element_wise(year, month_day, "")
-        text = pc.if_else(pa.array(self.kind == _YEAR), year, with_day)
-        return np.asarray(text.to_numpy(zero_copy_only=False), dtype=object)
+        return _padded(number, np.where(year_only, 4, 8))
 
     def year_digits(self) -> npt.NDArray[np.object_]:
         """``yyyy`` of every value."""
-        return np.asarray(
-            _padded(self.year, 4).to_numpy(zero_copy_only=False), dtype=object
-        )
+        return _padded(self.year, np.full(self.year.size, 4))
 
     def take(self, rows: npt.NDArray[np.int64]) -> DateValues:
         """Return the values at some rows."""
@@ -228,8 +225,22 @@ class DateValues:
         )  # fmt: skip
 
 
-def _padded(values: npt.NDArray[np.int64], width: int) -> pa.Array:
-    return pc.utf8_lpad(pa.array(values).cast(pa.string()), width, "0")
+def _padded(
+    values: npt.NDArray[np.int64], width: npt.NDArray[np.int64]
+) -> npt.NDArray[np.object_]:
+    """Non-negative integers written with leading zeros up to ``width`` digits."""
+    text = np.asarray(
+        pa.array(values).cast(pa.string()).to_numpy(zero_copy_only=False),
+        dtype=object,
+    )
+    short = np.flatnonzero(np.char.str_len(text.astype(str)) < width)
+    if short.size:
+        # Rare (years before 1000): a Python call per such value.
+        text[short] = [
+            value.zfill(int(size))
+            for value, size in zip(text[short], width[short], strict=True)
+        ]
+    return text
 
 
 # ----------------------------------------------------------------------------
@@ -650,22 +661,37 @@ def date_scores(
     compared = both & ~same
     if compared.any():
         # The digits of each distinct value once, shared by its pairs.
-        needed = np.unique(np.concatenate([first[compared], second[compared]]))
+        compared_first, compared_second = first[compared], second[compared]
+        needed = np.unique(np.concatenate([compared_first, compared_second]))
+        at = np.empty(dates.kind.size, dtype=np.int64)
+        at[needed] = np.arange(needed.size)
+        at_first, at_second = at[compared_first], at[compared_second]
         subset = dates.take(needed)
-        digits, year_digits = subset.digits(), subset.year_digits()
-        at_first = np.searchsorted(needed, first[compared])
-        at_second = np.searchsorted(needed, second[compared])
+        digits = subset.digits()
         use_years = yearly[compared]
-        ratio = _ratio(
-            np.where(use_years, year_digits[at_first], digits[at_first]),
-            np.where(use_years, year_digits[at_second], digits[at_second]),
-        )
+        if use_years.any():
+            year_digits = subset.year_digits()
+            first_digits = np.where(use_years, year_digits[at_first], digits[at_first])
+            second_digits = np.where(
+                use_years, year_digits[at_second], digits[at_second]
+            )
+        else:
+            first_digits, second_digits = digits[at_first], digits[at_second]
+        ratio = _ratio(first_digits, second_digits)
         if text is not None:
             written = np.asarray(
                 text.take(pa.array(needed)).to_numpy(zero_copy_only=False),
                 dtype=object,
             )
-            ratio = np.maximum(ratio, _ratio(written[at_first], written[at_second]))
+            # Two values written as the digits compared (yyyymmdd, or yyyy
+            # with yyyy) have that ratio already: only the others compare text.
+            as_digits = written == digits
+            other = use_years | ~(as_digits[at_first] & as_digits[at_second])
+            if other.any():
+                ratio[other] = np.maximum(
+                    ratio[other],
+                    _ratio(written[at_first[other]], written[at_second[other]]),
+                )
         result[compared] = np.maximum(result[compared], ratio)
     result[same] = 1.0
     return result
