@@ -42,6 +42,13 @@ from lsh_frame import _progress
 from lsh_frame._arrow import check_compatible, signature_matrix
 from lsh_frame._kernels import sets
 from lsh_frame._kernels.pairs import sorted_unique
+from lsh_frame._typed_compare import (
+    TYPED_COMPARISONS,
+    TypedColumn,
+    auto_typed_comparison,
+    typed_scores,
+    typed_values,
+)
 from lsh_frame._validation import check_bool, check_columns, check_int
 from lsh_frame.blocking import (
     Field,
@@ -112,12 +119,13 @@ class _Encoded:
     ``dictionary`` holds the normalised text of each distinct raw value (two
     raw values that normalise alike keep two entries); ``left`` and ``right``
     are each record's code in it (``-1`` for missing or blank values; one array
-    for both sides when deduplicating).
+    for both sides when deduplicating); ``raw`` the raw text of each entry.
     """
 
     dictionary: pa.Array
     left: npt.NDArray[np.int64]
     right: npt.NDArray[np.int64]
+    raw: pa.Array
 
 
 def _encode(
@@ -141,6 +149,7 @@ def _encode(
         dictionary=normalized,
         left=codes[:split],
         right=codes[split:] if right is not None else codes,
+        raw=encoded.dictionary,
     )
 
 
@@ -157,11 +166,13 @@ def comparison_step(rows: int) -> int:
 def _resolve_comparison(spec: Field, samples: list[pd.DataFrame], owner: str) -> str:
     """Return the field's comparison.
 
-    ``"auto"`` counts the rows whose value holds several words: more than half
-    of the non-blank values → ``"token_sort_ratio"``, else ``"ratio"``. It
-    looks at up to ``_AUTO_COMPARE_ROWS`` evenly spaced rows of each table
-    (``samples``, from :func:`comparison_rows`: a majority needs no more),
-    never at which pairs are scored.
+    ``"auto"`` looks at up to ``_AUTO_COMPARE_ROWS`` evenly spaced rows of each
+    table (``samples``, from :func:`comparison_rows`: a share needs no more),
+    never at which pairs are scored. Date columns, float columns and text that
+    is mostly dates or marked numbers get ``"date"`` or ``"number"`` (see
+    :func:`lsh_frame._typed_compare.auto_typed_comparison`); otherwise it counts
+    the rows whose value holds several words: more than half of the non-blank
+    values → ``"token_sort_ratio"``, else ``"ratio"``.
     """
     if spec.compare != "auto":
         return spec.compare
@@ -169,6 +180,14 @@ def _resolve_comparison(spec: Field, samples: list[pd.DataFrame], owner: str) ->
     text = pc.utf8_trim_whitespace(
         pa.concat_arrays(texts) if len(texts) > 1 else texts[0]
     )
+    typed = auto_typed_comparison(
+        [sample[spec.columns[0]] for sample in samples]
+        if len(spec.columns) == 1
+        else None,
+        text,
+    )
+    if typed is not None:
+        return typed
     filled = pc.fill_null(pc.not_equal(text, ""), False)
     several = pc.fill_null(pc.match_substring_regex(text, r"\s"), False)
     values = pc.sum(filled.cast(pa.int64())).as_py() or 0
@@ -359,6 +378,26 @@ def _score_text_field(
             encoded.dictionary.take(pa.array(distinct_high)),
         )
         field_score = spread(1.0, same_text.to_numpy(zero_copy_only=False) * 1.0)
+    elif comparison in TYPED_COMPARISONS:
+        read = typed_values(
+            comparison,
+            encoded.raw,
+            [
+                TypedColumn(table[spec.columns[0]], codes)
+                for table, codes in (
+                    [(left, encoded.left)]
+                    + ([] if right is None else [(right, encoded.right)])
+                )
+            ]
+            if len(spec.columns) == 1
+            else None,
+        )
+        field_score = spread(
+            np.where(read.present[first[equal]], 1.0, np.nan),
+            typed_scores(
+                comparison, read, distinct_low, distinct_high, encoded.dictionary
+            ),
+        )
     else:
         field_score = spread(
             1.0, _fuzzy(encoded.dictionary, distinct_low, distinct_high, comparison)

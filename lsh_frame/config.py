@@ -29,6 +29,8 @@ Comparison = Literal[
     "exact",
     "hamming",
     "cosine",
+    "number",
+    "date",
 ]
 
 #: Shingle length used when ``k`` is not given, per kind of shingle.

@@ -10,6 +10,12 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from lsh_frame._typed_compare import (
+    TYPED_COMPARISONS,
+    TypedColumn,
+    describe,
+    typed_values,
+)
 from lsh_frame.blocking import _as_fields, _field_text, _stored_config, other_table
 from lsh_frame.compare import _score
 from lsh_frame.config import ShingleConfig
@@ -70,6 +76,8 @@ class FieldExplanation:
     comparison: str
     score: float
     weight: float
+    #: How each value was read by ``compare="number"`` or ``"date"``.
+    read_as: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -126,6 +134,8 @@ class Explanation:
                 f"      {item.comparison} {item.score:.3f}, Jaccard "
                 f"{item.jaccard:.3f}, weight {item.weight:g}"
             )
+            if item.read_as is not None:
+                lines.append(f"      read as: {item.read_as[0]} vs {item.read_as[1]}")
             if item.shared or item.only_left or item.only_right:
                 lines.append(f"      shared: {_shown(item.shared)}")
                 lines.append(f"      only left: {_shown(item.only_left)}")
@@ -165,6 +175,19 @@ def _pair_of(
         "scored.iloc[0]) or a (left label, right label) tuple. Got "
         f"{type(pair).__name__} instead."
     )
+
+
+def _read_as(comparison: str, spec: Any, row: pd.DataFrame, text: str | None) -> str:
+    """How ``"number"`` or ``"date"`` read one record's value."""
+    if text is None or not text.strip():
+        return "missing"
+    columns = (
+        [TypedColumn(row[spec.columns[0]], np.zeros(1, dtype=np.int64))]
+        if len(spec.columns) == 1
+        else None
+    )
+    read = typed_values(comparison, pa.array([text], pa.large_string()), columns)
+    return describe(read)[0]
 
 
 def explain(
@@ -237,6 +260,7 @@ def explain(
     for spec in specs:
         values = []
         shingles: list[list[str]] = []
+        read_as: list[str] = []
         for table, label in ((frame, left), (right_frame, right)):
             row = table.loc[[label]]
             if _stored_config(table, spec) is not None:
@@ -248,6 +272,8 @@ def explain(
                 shingles.append([])
                 continue
             text = _field_text(row, spec, owner="explain")[0].as_py()
+            if comparisons[spec.label] in TYPED_COMPARISONS:
+                read_as.append(_read_as(comparisons[spec.label], spec, row, text))
             values.append(text)
             shingles.append(shingle_texts(text, spec.shingle_config))
         right_set = set(shingles[1])
@@ -268,6 +294,7 @@ def explain(
                 comparison=comparisons[spec.label],
                 score=float(scored[f"{spec.label}_score"].iloc[0]),
                 weight=float(spec.weight),
+                read_as=(read_as[0], read_as[1]) if read_as else None,
             )
         )
     return Explanation(

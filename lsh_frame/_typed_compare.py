@@ -1,0 +1,812 @@
+"""Numbers and dates compared as quantities: parsing rules and scoring kernels.
+
+``compare="number"`` and ``compare="date"`` read each *distinct* value of a
+field once (typed columns directly, text by the rules below, with
+pyarrow.compute regular expressions and numpy) and score each distinct pair of
+values once, like the text comparisons of :mod:`lsh_frame.compare`. A value's
+reading depends on that value alone, never on the rest of its column, so a
+partition, one row or the other table of a link read a value alike.
+
+Numbers
+-------
+Numeric columns (integers, floats, decimals, and categoricals of them) are read
+as they are. Text is read after NFKC normalisation and trimming:
+
+- an optional sign (``-``, ``+`` or ``−``), and an optional currency before or
+  after the number: a currency symbol (Unicode category Sc: ``$ € £ ¥``…) or a
+  three-letter upper-case code (``USD``, ``EUR``);
+- digits with separators, read by the first rule that fits:
+
+  1. ``1299``, ``1299.99``, ``1.5``: a single dot is always a decimal point
+     (``1.299`` is 1.299); an exponent is allowed here (``1e-07``);
+  2. ``1,299`` and ``1,299.99``: commas between groups of three digits
+     (first group 1 to 3 digits, not starting with 0) are thousands separators;
+  3. ``1.299,99`` and ``1.234.567``: dots between groups of three digits are
+     thousands separators when there are several of them or a decimal comma
+     follows;
+  4. ``1 299,99``, ``1'299.99``: spaces or apostrophes between groups of three
+     digits are thousands separators; a final ``,`` or ``.`` is the decimal
+     separator;
+  5. ``12,50``, ``0,125``: any other single comma is a decimal comma.
+
+Anything else (words, ``.5``, ``50%``, ranges, two-digit groups) does not parse.
+Infinite values are treated as missing.
+
+Score: 1 when the two numbers are equal, else ``1 − |a − b| / max(|a|, |b|)``
+clipped at 0 (the relative difference: 399 vs 389 scores 0.975, numbers of
+opposite signs 0).
+
+Dates
+-----
+Date and date-time columns (numpy, tz-aware in their own wall time, Arrow,
+``datetime.date`` objects, and categoricals of them) are read as calendar days.
+Text is read, after trimming spaces and punctuation at either end, as:
+
+- ``yyyy-mm-dd`` (also ``/`` or ``.`` as separators), optionally followed by a
+  time (``T`` or a space, ``hh:mm[:ss[.fff]]``, optional ``Z`` or offset), which
+  is ignored: a date-time is compared by the day it shows;
+- ``yyyymmdd``: eight digits;
+- ``a/b/yyyy`` (also ``.`` or ``-``; one or two digits each): day first
+  (``dd/mm/yyyy``), unless ``b`` is above 12 and ``a`` is not, which can only be
+  ``mm/dd/yyyy`` (``12/25/2020``); a day and month read the wrong way round
+  still "nearly agree" (below);
+- ``yyyy`` alone: a year-only value.
+
+Years run from 0001 to 9999; two-digit years are not read. A value of one of
+these shapes whose month or day is out of range (``19450493``, a typo) is a
+*misspelt date*: it is compared by its digits alone (below). Other values do
+not parse.
+
+Score of two dates ``a`` and ``b`` whose days differ by ``Δ`` (in days)::
+
+    1                                                     when Δ = 0
+    max(S, proximity(Δ), ratio(digits a, digits b), ratio(text a, text b))
+    proximity(Δ) = max(0, 1 − ln(1 + Δ) / ln(1 + 3652))
+
+where ``S`` is 0.9 when the two are the same date with day and month swapped
+(``1921-02-05`` vs ``1921-05-02``) and 0 otherwise, ``ratio`` is the Indel
+normalised similarity (``compare="ratio"``), ``digits`` the date written
+``yyyymmdd`` and ``text`` the value's normalised text (what ``"ratio"``
+compares). Proximity is 0.92 at one day, 0.83 at three, 0.58 at a month, 0.28
+at a year and 0 from ten years on; the ratios make a typo (``19210222`` vs
+``19220222``: 0.875) score at least what ``"ratio"`` gives it, whether on the
+text or on the digits of two differently written dates. With a year-only
+value on either side the years are compared: 1 when equal, else
+``max(proximity(365 · |Δ years|), ratio(yyyy a, yyyy b), ratio(text a, text
+b))``. A misspelt date scores the two ratios against a date or another
+misspelt date, and compares its year against a year-only value.
+
+Either comparison is NaN when either value is missing or does not parse.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+from rapidfuzz import distance, process
+
+from lsh_frame._typed_text import _wall_time
+
+__all__ = [
+    "TYPED_COMPARISONS",
+    "DateValues",
+    "NumberValues",
+    "TypedColumn",
+    "auto_typed_comparison",
+    "date_scores",
+    "describe",
+    "number_scores",
+    "parse_dates",
+    "parse_numbers",
+    "typed_values",
+]
+
+#: The comparisons of this module.
+TYPED_COMPARISONS = ("number", "date")
+
+#: ``compare="auto"`` picks ``"date"`` when at least this share of the
+#: non-blank sampled values are full dates, ``"number"`` when at least this
+#: share parse as numbers (and enough of those are marked, below).
+AUTO_PARSED_SHARE = 0.9
+#: Share of the parsed numbers that must carry a decimal separator or a
+#: currency for ``"number"``: bare integers (ids, postcodes, phone numbers,
+#: years, street numbers) are compared as text, where typos show.
+AUTO_MARKED_SHARE = 0.3
+
+#: Score of a date whose day and month are swapped.
+SWAPPED_SCORE = 0.9
+#: Days at which the proximity of two dates reaches 0 (ten years).
+PROXIMITY_DAYS = 3652
+_DAYS_PER_YEAR = 365
+
+# Kinds of date values.
+_NONE, _YEAR, _FULL, _MISSPELT = 0, 1, 2, 3
+
+_SIGN = "[-+−]"
+_CURRENCY = r"\p{Sc}|[A-Z]{3}"
+_NUMBER = (
+    rf"^(?P<sign>{_SIGN}?)\s*(?:{_CURRENCY})?\s*(?P<sign2>{_SIGN}?)\s*"
+    r"(?P<body>\d(?:[\d.,' ]*\d)?)(?P<exponent>[eE][-+]?\d+)?\s*"
+    rf"(?P<suffix>{_CURRENCY})?$"
+)
+_CURRENCY_ANYWHERE = rf"^\s*{_SIGN}?\s*(?:{_CURRENCY})|(?:{_CURRENCY})\s*$"
+#: Digit bodies by rule (see the module docstring), in order of precedence:
+#: (pattern, characters removed, whether a comma is the decimal separator).
+_BODIES: tuple[tuple[str, str, bool], ...] = (
+    (r"^\d+(?:\.\d+)?$", "", False),
+    (r"^[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?$", ",", False),
+    (r"^[1-9]\d{0,2}(?:\.\d{3})+(?:,\d+)?$", r"\.", True),
+    (r"^[1-9]\d{0,2}(?:['\s]\d{3})+(?:[.,]\d+)?$", r"['\s]", True),
+    (r"^\d+,\d+$", "", True),
+)
+
+_TIME = (
+    r"(?:[Tt ]\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?\s*(?:[Zz]|[-+]\d{2}(?::?\d{2})?)?)?"
+)
+_YEAR_FIRST = (
+    rf"^(?P<year>\d{{4}})[-/.](?P<month>\d{{1,2}})[-/.](?P<day>\d{{1,2}}){_TIME}$"
+)
+_COMPACT = r"^(?P<year>\d{4})(?P<month>\d{2})(?P<day>\d{2})$"
+_YEAR_LAST = (
+    rf"^(?P<first>\d{{1,2}})[-/.](?P<second>\d{{1,2}})[-/.](?P<year>\d{{4}}){_TIME}$"
+)
+_YEAR_ONLY = r"^(?P<year>\d{4})$"
+_EDGES = r"^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$"
+_EMPTY = pa.scalar("", pa.large_string())
+
+
+@dataclass(frozen=True)
+class NumberValues:
+    """Numbers read from some values (one entry per value).
+
+    ``value`` is NaN where a value is missing or does not parse; ``marked``
+    says whether its text carried a decimal separator or a currency (what
+    ``compare="auto"`` looks for).
+    """
+
+    value: npt.NDArray[np.float64]
+    marked: npt.NDArray[np.bool_]
+
+    @property
+    def present(self) -> npt.NDArray[np.bool_]:
+        """Whether each value is a number."""
+        return np.asarray(~np.isnan(self.value))
+
+
+@dataclass(frozen=True)
+class DateValues:
+    """Dates read from some values (one entry per value).
+
+    ``kind`` is 0 (missing or not a date), 1 (a year alone), 2 (a date) or 3 (a
+    misspelt date: the shape of one, with a month or day out of range);
+    ``year``, ``month`` and ``day`` are as written (0 where not known) and
+    ``days`` counts from 1970-01-01 (dates only).
+    """
+
+    kind: npt.NDArray[np.int8]
+    year: npt.NDArray[np.int64]
+    month: npt.NDArray[np.int64]
+    day: npt.NDArray[np.int64]
+    days: npt.NDArray[np.int64]
+
+    @property
+    def present(self) -> npt.NDArray[np.bool_]:
+        """Whether each value reads as a date, a year or a misspelt date."""
+        return np.asarray(self.kind != _NONE)
+
+    @property
+    def full(self) -> npt.NDArray[np.bool_]:
+        """Whether each value is a (valid) date."""
+        return np.asarray(self.kind == _FULL)
+
+    def digits(self) -> npt.NDArray[np.object_]:
+        """``yyyymmdd`` of dates and misspelt dates, ``yyyy`` of years."""
+        year_only = self.kind == _YEAR
+        # Month and day are at most two digits each (the patterns say so).
+        number = np.where(
+            year_only, self.year, self.year * 10_000 + self.month * 100 + self.day
+        )
+        return _padded(number, np.where(year_only, 4, 8))
+
+    def year_digits(self) -> npt.NDArray[np.object_]:
+        """``yyyy`` of every value."""
+        return _padded(self.year, np.full(self.year.size, 4))
+
+    def take(self, rows: npt.NDArray[np.int64]) -> DateValues:
+        """Return the values at some rows."""
+        return DateValues(
+            self.kind[rows], self.year[rows], self.month[rows], self.day[rows],
+            self.days[rows],
+        )  # fmt: skip
+
+
+def _padded(
+    values: npt.NDArray[np.int64], width: npt.NDArray[np.int64]
+) -> npt.NDArray[np.object_]:
+    """Non-negative integers written with leading zeros up to ``width`` digits."""
+    text = np.asarray(
+        pa.array(values).cast(pa.string()).to_numpy(zero_copy_only=False),
+        dtype=object,
+    )
+    short = np.flatnonzero(np.char.str_len(text.astype(str)) < width)
+    if short.size:
+        # Rare (years before 1000): a Python call per such value.
+        text[short] = [
+            value.zfill(int(size))
+            for value, size in zip(text[short], width[short], strict=True)
+        ]
+    return text
+
+
+# ----------------------------------------------------------------------------
+# Reading values
+
+
+def parse_numbers(text: pa.Array) -> NumberValues:
+    """Read numbers from text by the rules of the module docstring.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> parse_numbers(pa.array(["$1,299.99", "€ 12,50", "399 USD", "n/a"])).value
+    array([1299.99,   12.5 ,  399.  ,     nan])
+    """
+    text = pc.utf8_trim_whitespace(pc.utf8_normalize(_as_string(text), "NFKC"))
+    parts = pc.extract_regex(text, _NUMBER)
+    matched = parts.is_valid()
+    body, sign, sign2, exponent = (
+        pc.fill_null(parts.field(name), "")
+        for name in ("body", "sign", "sign2", "exponent")
+    )
+    canonical = pa.nulls(len(text), pa.large_string())
+    decimal = pa.nulls(len(text), pa.bool_())
+    for pattern, removed, comma_decimal in _BODIES:
+        fits = pc.and_(pc.is_null(canonical), pc.match_substring_regex(body, pattern))
+        plain = pc.replace_substring_regex(body, removed, "") if removed else body
+        if comma_decimal:
+            plain = pc.replace_substring(plain, ",", ".")
+        canonical = pc.if_else(fits, plain, canonical)
+        decimal = pc.if_else(fits, pc.match_substring(plain, "."), decimal)
+    # An exponent only follows a plain number; one sign at most.
+    exponent_ok = pc.or_(
+        pc.equal(exponent, ""), pc.match_substring_regex(body, _BODIES[0][0])
+    )
+    one_sign = pc.or_(pc.equal(sign, ""), pc.equal(sign2, ""))
+    valid = pc.fill_null(
+        pc.and_(
+            pc.and_(matched, exponent_ok), pc.and_(one_sign, pc.is_valid(canonical))
+        ),
+        False,
+    )
+    negative = pc.match_substring_regex(
+        pc.binary_join_element_wise(sign, sign2, _EMPTY), "[-−]"
+    )
+    number = pc.binary_join_element_wise(
+        pc.if_else(negative, pa.scalar("-", pa.large_string()), _EMPTY),
+        pc.fill_null(canonical, "0"),
+        exponent,
+        _EMPTY,
+    )
+    value = pc.if_else(valid, number, pa.scalar(None, pa.large_string()))
+    values = value.cast(pa.float64()).to_numpy(zero_copy_only=False)
+    values = np.array(values, dtype=np.float64)
+    values[~np.isfinite(values)] = np.nan
+    currency = pc.fill_null(pc.match_substring_regex(text, _CURRENCY_ANYWHERE), False)
+    marked = pc.and_(valid, pc.or_(pc.fill_null(decimal, False), currency))
+    return NumberValues(values, _bools(marked))
+
+
+def parse_dates(text: pa.Array) -> DateValues:
+    """Read dates from text by the rules of the module docstring.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> parsed = parse_dates(pa.array(["1921-02-22", "22/02/1921", "19210222"]))
+    >>> parsed.days.tolist(), parsed.kind.tolist()
+    ([-17845, -17845, -17845], [2, 2, 2])
+    """
+    text = pc.replace_substring_regex(
+        pc.utf8_normalize(_as_string(text), "NFKC"), _EDGES, ""
+    )
+    size = len(text)
+    year = np.zeros(size, dtype=np.int64)
+    month = np.zeros(size, dtype=np.int64)
+    day = np.zeros(size, dtype=np.int64)
+    shaped = np.zeros(size, dtype=bool)
+    year_only = np.zeros(size, dtype=bool)
+    for pattern in (_YEAR_FIRST, _COMPACT, _YEAR_LAST, _YEAR_ONLY):
+        parts = pc.extract_regex(text, pattern)
+        found = _bools(parts.is_valid()) & ~shaped & ~year_only
+        if not found.any():
+            continue
+        fields = {name: _integers(parts.field(name)) for name in _names(parts)}
+        year[found] = fields["year"][found]
+        if pattern == _YEAR_ONLY:
+            year_only |= found
+            continue
+        if pattern == _YEAR_LAST:
+            first, second = fields["first"], fields["second"]
+            month_first = (second > 12) & (first <= 12)
+            fields["month"] = np.where(month_first, first, second)
+            fields["day"] = np.where(month_first, second, first)
+        month[found] = fields["month"][found]
+        day[found] = fields["day"][found]
+        shaped |= found
+    in_range = (year >= 1) & (year <= 9999)
+    year_only &= in_range
+    shaped &= in_range
+    valid, days = _calendar_days(year, month, day, shaped)
+    kind = np.full(size, _NONE, dtype=np.int8)
+    kind[year_only] = _YEAR
+    kind[shaped] = _MISSPELT
+    kind[valid] = _FULL
+    known = kind != _NONE
+    return DateValues(
+        kind=kind,
+        year=np.where(known, year, 0),
+        month=np.where(shaped, month, 0),
+        day=np.where(shaped, day, 0),
+        days=np.where(valid, days, 0),
+    )
+
+
+def _calendar_days(
+    year: npt.NDArray[np.int64],
+    month: npt.NDArray[np.int64],
+    day: npt.NDArray[np.int64],
+    shaped: npt.NDArray[np.bool_],
+) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.int64]]:
+    """Which (year, month, day) are real dates, and their days since 1970-01-01."""
+    month_ok = shaped & (month >= 1) & (month <= 12)
+    months = np.where(month_ok, (year - 1970) * 12 + month - 1, 0)
+    start = months.astype("datetime64[M]").astype("datetime64[D]").astype(np.int64)
+    end = (months + 1).astype("datetime64[M]").astype("datetime64[D]").astype(np.int64)
+    valid = month_ok & (day >= 1) & (day <= end - start)
+    return valid, np.where(valid, start + day - 1, 0)
+
+
+def _dates_of_days(
+    days: npt.NDArray[np.int64], valid: npt.NDArray[np.bool_]
+) -> DateValues:
+    stamps = np.where(valid, days, 0).astype("datetime64[D]")
+    year_start = stamps.astype("datetime64[Y]")
+    month_start = stamps.astype("datetime64[M]")
+    year = year_start.astype(np.int64) + 1970
+    month = (month_start - year_start.astype("datetime64[M]")).astype(np.int64) + 1
+    day = (stamps - month_start.astype("datetime64[D]")).astype(np.int64) + 1
+    return DateValues(
+        kind=np.where(valid, _FULL, _NONE).astype(np.int8),
+        year=np.where(valid, year, 0),
+        month=np.where(valid, month, 0),
+        day=np.where(valid, day, 0),
+        days=np.where(valid, days, 0).astype(np.int64),
+    )
+
+
+def _as_string(text: pa.Array) -> pa.Array:
+    if isinstance(text, pa.ChunkedArray):
+        text = text.combine_chunks()
+    return text.cast(pa.large_string())
+
+
+def _names(struct: pa.StructArray) -> list[str]:
+    return [struct.type.field(index).name for index in range(struct.type.num_fields)]
+
+
+def _integers(text: pa.Array) -> npt.NDArray[np.int64]:
+    filled = pc.if_else(pc.equal(pc.fill_null(text, ""), ""), "0", text)
+    return np.asarray(
+        pc.fill_null(filled, "0").cast(pa.int64()).to_numpy(zero_copy_only=False),
+        dtype=np.int64,
+    )
+
+
+def _bools(mask: pa.Array) -> npt.NDArray[np.bool_]:
+    return np.asarray(
+        pc.fill_null(mask, False).to_numpy(zero_copy_only=False), dtype=bool
+    )
+
+
+# ----------------------------------------------------------------------------
+# Typed columns, read directly
+
+
+def column_numbers(values: pd.Series) -> npt.NDArray[np.float64] | None:
+    """Return a numeric column's numbers (NaN where missing); None for other dtypes."""
+    dtype = values.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        categories = column_numbers(pd.Series(dtype.categories))
+        if categories is None:
+            return None
+        codes = values.cat.codes.to_numpy()
+        return np.where(codes >= 0, categories[np.maximum(codes, 0)], np.nan)
+    if (
+        not pd.api.types.is_numeric_dtype(dtype)
+        or pd.api.types.is_bool_dtype(dtype)
+        or pd.api.types.is_complex_dtype(dtype)
+    ):
+        return None
+    numbers = values.to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
+    numbers[~np.isfinite(numbers)] = np.nan
+    return numbers
+
+
+def column_dates(values: pd.Series) -> DateValues | None:
+    """Return the calendar days of a date or date-time column; None for other dtypes.
+
+    Date-times count by the day of their wall time (tz-aware ones in their own
+    time zone).
+    """
+    days = _column_days(values)
+    if days is None:
+        return None
+    return _dates_of_days(*days)
+
+
+def _column_days(
+    values: pd.Series,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]] | None:
+    dtype = values.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        categories = _column_days(pd.Series(dtype.categories))
+        if categories is None:
+            return None
+        codes = values.cat.codes.to_numpy()
+        at = np.maximum(codes, 0)
+        return categories[0][at], categories[1][at] & (codes >= 0)
+    if not is_temporal(values):
+        return None
+    try:
+        array = pa.array(_wall_time(values), from_pandas=True)
+    except (pa.ArrowException, TypeError, ValueError):
+        return None
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    if pa.types.is_timestamp(array.type):
+        # _wall_time left no time zone: the day is the one the value shows.
+        array = pc.floor_temporal(array, unit="day").cast(pa.timestamp("s"))
+        array = pc.divide(array.cast(pa.int64()), 86_400)
+    elif pa.types.is_date(array.type):
+        array = array.cast(pa.date32()).cast(pa.int32())
+    else:
+        return None
+    valid = _bools(array.is_valid())
+    days = np.asarray(
+        pc.fill_null(array, 0).cast(pa.int64()).to_numpy(zero_copy_only=False),
+        dtype=np.int64,
+    )
+    return days, valid
+
+
+def is_temporal(values: pd.Series) -> bool:
+    """Whether a column holds dates or date-times (not text, not a categorical)."""
+    dtype = values.dtype
+    arrow_type = getattr(dtype, "pyarrow_dtype", None)
+    if arrow_type is not None:
+        return bool(pa.types.is_timestamp(arrow_type) or pa.types.is_date(arrow_type))
+    if pd.api.types.is_datetime64_any_dtype(dtype):
+        return True
+    if pd.api.types.is_object_dtype(dtype):
+        kind = pd.api.types.infer_dtype(values, skipna=True)
+        return kind in ("date", "datetime", "datetime64")
+    return False
+
+
+@dataclass(frozen=True)
+class TypedColumn:
+    """A column of one table and its records' codes in the field's dictionary."""
+
+    values: pd.Series
+    codes: npt.NDArray[np.int64]
+
+
+def typed_values(
+    comparison: str, raw: pa.Array, columns: list[TypedColumn] | None
+) -> NumberValues | DateValues:
+    """Read every dictionary value of a field once.
+
+    ``raw`` is the field's distinct raw text (its dictionary); ``columns``, for
+    a field of one column, that column in each table with its records' codes:
+    numeric or date columns are read directly and their values replace the
+    reading of their text.
+    """
+    if comparison == "number":
+        numbers = parse_numbers(raw)
+        for column in columns or []:
+            direct = column_numbers(column.values)
+            if direct is not None:
+                _scatter(numbers.value, column.codes, direct)
+        return numbers
+    dates = parse_dates(raw)
+    for column in columns or []:
+        direct_dates = column_dates(column.values)
+        if direct_dates is not None:
+            for name in ("kind", "year", "month", "day", "days"):
+                _scatter(
+                    getattr(dates, name), column.codes, getattr(direct_dates, name)
+                )
+    return dates
+
+
+def describe(values: NumberValues | DateValues) -> list[str]:
+    """How each value was read, for display (``lsh_frame.explain``).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> describe(parse_dates(pa.array(["22/02/1921", "1921", "19450493", "x"])))
+    ['1921-02-22', 'year 1921', 'misspelt date 1945-04-93', 'not a date']
+    >>> describe(parse_numbers(pa.array(["$1,299.99", "n/a"])))
+    ['1299.99', 'not a number']
+    """
+    if isinstance(values, NumberValues):
+        return [
+            "not a number" if np.isnan(value) else f"{value:.15g}"
+            for value in values.value.tolist()
+        ]
+    shown = []
+    for kind, year, month, day in zip(
+        values.kind.tolist(),
+        values.year.tolist(),
+        values.month.tolist(),
+        values.day.tolist(),
+        strict=True,
+    ):
+        date = f"{year:04d}-{month:02d}-{day:02d}"
+        shown.append(
+            {
+                _NONE: "not a date",
+                _YEAR: f"year {year:04d}",
+                _FULL: date,
+                _MISSPELT: f"misspelt date {date}",
+            }[kind]
+        )
+    return shown
+
+
+def _scatter(
+    target: np.ndarray, codes: npt.NDArray[np.int64], values: np.ndarray
+) -> None:
+    # Records with one code hold one value (the code is of its canonical text,
+    # which pins the number and the day), so which record is written last does
+    # not matter.
+    known = codes >= 0
+    target[codes[known]] = values[known]
+
+
+# ----------------------------------------------------------------------------
+# Scores
+
+
+def number_scores(
+    numbers: NumberValues,
+    first: npt.NDArray[np.int64],
+    second: npt.NDArray[np.int64],
+) -> npt.NDArray[np.float64]:
+    """``1 − |a − b| / max(|a|, |b|)`` clipped at 0; 1 when equal; NaN if missing.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> numbers = parse_numbers(pa.array(["$399.00", "389", "-5", "x"]))
+    >>> number_scores(numbers, np.array([0, 0, 0]), np.array([1, 2, 3])).round(3)
+    array([0.975, 0.   ,   nan])
+    """
+    left, right = numbers.value[first], numbers.value[second]
+    scale = np.maximum(np.abs(left), np.abs(right))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        result = 1.0 - np.abs(left - right) / scale
+    result = np.clip(result, 0.0, 1.0)
+    result[left == right] = 1.0
+    result[np.isnan(left) | np.isnan(right)] = np.nan
+    return np.asarray(result, dtype=np.float64)
+
+
+def proximity(days: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+    """``max(0, 1 − ln(1 + Δ) / ln(1 + 3652))`` of day differences ``Δ``."""
+    return np.asarray(
+        np.clip(1.0 - np.log1p(days) / np.log1p(PROXIMITY_DAYS), 0.0, 1.0),
+        dtype=np.float64,
+    )
+
+
+def date_scores(
+    dates: DateValues,
+    first: npt.NDArray[np.int64],
+    second: npt.NDArray[np.int64],
+    text: pa.Array | None = None,
+) -> npt.NDArray[np.float64]:
+    """Scores of pairs of dates (see the module docstring for the formula).
+
+    ``text``, when given, is each value's normalised text: a score is never
+    below the ``"ratio"`` of the two texts either.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> dates = parse_dates(pa.array(["19210205", "19210502", "19220205", "1921"]))
+    >>> date_scores(dates, np.array([0, 0, 0]), np.array([1, 2, 3])).round(3)
+    array([0.9  , 0.875, 1.   ])
+    """
+    left, right = dates.take(first), dates.take(second)
+    result = np.full(first.size, np.nan)
+    both = left.present & right.present
+    yearly = both & ((left.kind == _YEAR) | (right.kind == _YEAR))
+    by_digits = both & ~yearly
+    full = by_digits & left.full & right.full
+
+    year_gap = np.abs(left.year - right.year)
+    result[yearly] = proximity(year_gap[yearly] * _DAYS_PER_YEAR)
+    result[yearly & (year_gap == 0)] = 1.0
+
+    gap = np.abs(left.days - right.days)
+    result[by_digits] = 0.0
+    result[full] = proximity(gap[full])
+    swapped = (
+        full
+        & (gap > 0)
+        & (year_gap == 0)
+        & (left.month == right.day)
+        & (left.day == right.month)
+    )
+    result[swapped] = np.maximum(result[swapped], SWAPPED_SCORE)
+
+    same = (full & (gap == 0)) | (yearly & (year_gap == 0))
+    compared = both & ~same
+    if compared.any():
+        # The digits of each distinct value once, shared by its pairs.
+        compared_first, compared_second = first[compared], second[compared]
+        needed = np.unique(np.concatenate([compared_first, compared_second]))
+        at = np.empty(dates.kind.size, dtype=np.int64)
+        at[needed] = np.arange(needed.size)
+        at_first, at_second = at[compared_first], at[compared_second]
+        subset = dates.take(needed)
+        digits = subset.digits()
+        use_years = yearly[compared]
+        if use_years.any():
+            year_digits = subset.year_digits()
+            first_digits = np.where(use_years, year_digits[at_first], digits[at_first])
+            second_digits = np.where(
+                use_years, year_digits[at_second], digits[at_second]
+            )
+        else:
+            first_digits, second_digits = digits[at_first], digits[at_second]
+        ratio = _ratio(first_digits, second_digits)
+        if text is not None:
+            written = np.asarray(
+                text.take(pa.array(needed)).to_numpy(zero_copy_only=False),
+                dtype=object,
+            )
+            # Two values written as the digits compared (yyyymmdd, or yyyy
+            # with yyyy) have that ratio already: only the others compare text.
+            as_digits = written == digits
+            other = use_years | ~(as_digits[at_first] & as_digits[at_second])
+            if other.any():
+                ratio[other] = np.maximum(
+                    ratio[other],
+                    _ratio(written[at_first[other]], written[at_second[other]]),
+                )
+        result[compared] = np.maximum(result[compared], ratio)
+    result[same] = 1.0
+    return result
+
+
+def _ratio(
+    first: npt.NDArray[np.object_], second: npt.NDArray[np.object_]
+) -> npt.NDArray[np.float64]:
+    """Indel normalised similarity (``compare="ratio"``) of pairs of strings."""
+    return np.asarray(
+        process.cpdist(
+            first,
+            second,
+            scorer=distance.Indel.normalized_similarity,
+            workers=-1,
+            dtype=np.float64,
+        ),
+        dtype=np.float64,
+    )
+
+
+def typed_scores(
+    comparison: str,
+    values: NumberValues | DateValues,
+    first: npt.NDArray[np.int64],
+    second: npt.NDArray[np.int64],
+    text: pa.Array,
+) -> npt.NDArray[np.float64]:
+    """Scores of value pairs (dictionary codes) by ``"number"`` or ``"date"``.
+
+    ``text`` is the normalised text of the values (a floor of date scores).
+    """
+    if comparison == "number":
+        assert isinstance(values, NumberValues)
+        return number_scores(values, first, second)
+    assert isinstance(values, DateValues)
+    return date_scores(values, first, second, text)
+
+
+# ----------------------------------------------------------------------------
+# compare="auto"
+
+
+def auto_typed_comparison(
+    columns: list[pd.Series] | None, text: pa.Array
+) -> str | None:
+    """Return ``"number"`` or ``"date"`` when the sampled values call for it.
+
+    ``columns`` are the sampled column of each table (None for a field of
+    several columns), ``text`` the sampled raw text of every table, trimmed.
+    The rules, from the values only (never from the column's name):
+
+    - every table's column holds dates or date-times → ``"date"``;
+    - every table's column holds floats or decimals, not all whole numbers →
+      ``"number"`` (whole floats are integers with gaps, as ``read_csv`` gives
+      them: ids, postcodes, years);
+    - otherwise (text, integers, booleans, mixed dtypes), on the text of the
+      non-blank values: ``"date"`` when at least 90% are full dates in an
+      accepted format (a year alone or a misspelt date does not count, and
+      bare integers count only as eight-digit ``yyyymmdd``); ``"number"`` when
+      at least 90% parse as numbers and at least 30% of those carry a decimal
+      separator or a currency, so bare integers stay text;
+    - else None: a text comparison.
+    """
+    if columns:
+        kinds = {_typed_kind(values) for values in columns}
+        if len(kinds) == 1 and None not in kinds:
+            return kinds.pop()
+    present = pc.fill_null(pc.not_equal(text, ""), False)
+    # Each distinct value is read once and counts as often as it occurs.
+    counted = pc.value_counts(pc.filter(_as_string(text), present))
+    values = pc.utf8_normalize(counted.field("values"), "NFKC")
+    counts = np.asarray(counted.field("counts").to_numpy(), dtype=np.int64)
+    total = int(counts.sum())
+    if total == 0:
+        return None
+
+    def share(mask: npt.NDArray[np.bool_]) -> float:
+        return float(counts[mask].sum()) / total
+
+    # Cheap necessary conditions first, so columns of names, addresses or
+    # ids cost a regular expression or two, not a parse: a date or a number
+    # holds a digit; a bare integer is a full date only when eight digits wide;
+    # a marked number holds a separator or a currency.
+    if share(_bools(pc.match_substring_regex(values, r"\d"))) < AUTO_PARSED_SHARE:
+        return None
+    bare = _bools(pc.match_substring_regex(values, r"^\d+$"))
+    eight = np.asarray(pc.utf8_length(values).to_numpy(zero_copy_only=False)) == 8
+    if (
+        share(bare & ~eight) <= 1 - AUTO_PARSED_SHARE + 1e-9
+        and share(parse_dates(values).full) >= AUTO_PARSED_SHARE
+    ):
+        return "date"
+    maybe_marked = _bools(pc.match_substring_regex(values, rf"[.,]|{_CURRENCY}"))
+    if share(maybe_marked) >= AUTO_PARSED_SHARE * AUTO_MARKED_SHARE - 1e-9:
+        numbers = parse_numbers(values)
+        parsed = share(numbers.present)
+        if (
+            parsed >= AUTO_PARSED_SHARE
+            and share(numbers.marked) >= AUTO_MARKED_SHARE * parsed
+        ):
+            return "number"
+    return None
+
+
+def _typed_kind(values: pd.Series) -> str | None:
+    dtype = values.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        return _typed_kind(pd.Series(dtype.categories))
+    if is_temporal(values):
+        return "date"
+    numbers = column_numbers(values)
+    if numbers is None or pd.api.types.is_integer_dtype(dtype):
+        return None
+    present = numbers[~np.isnan(numbers)]
+    if present.size and (present != np.floor(present)).any():
+        return "number"
+    return None
