@@ -28,7 +28,7 @@ import numbers
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Union
 
 import numpy as np
@@ -38,7 +38,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from rapidfuzz import distance, fuzz, process
 
-from lsh_frame import _progress
+from lsh_frame import _progress, _tfidf
 from lsh_frame._arrow import check_compatible, signature_matrix
 from lsh_frame._kernels import sets
 from lsh_frame._kernels.pairs import sorted_unique
@@ -290,6 +290,7 @@ def _score_text_field(
     comparison: str,
     estimate_config: MinHashConfig | None,
     owner: str,
+    frequencies: _tfidf.DocumentFrequencies | None = None,
 ) -> dict[str, npt.NDArray[np.float64]]:
     encoded = _encode(spec, left, right, owner)
     first = encoded.left[left_positions]
@@ -358,6 +359,19 @@ def _score_text_field(
             encoded.dictionary.take(pa.array(distinct_high)),
         )
         field_score = spread(1.0, same_text.to_numpy(zero_copy_only=False) * 1.0)
+    elif comparison == "tfidf":
+        if frequencies is None:
+            tables = [left] if right is None else [left, right]
+            frequencies = _tfidf.DocumentFrequencies.of_tables(spec, tables, owner)
+        field_score = spread(
+            *_tfidf.scores(
+                encoded.dictionary,
+                frequencies,
+                distinct_low,
+                distinct_high,
+                first[equal],
+            )
+        )
     else:
         field_score = spread(
             1.0, _fuzzy(encoded.dictionary, distinct_low, distinct_high, comparison)
@@ -587,6 +601,14 @@ class ScorePlan:
     values: bool
     estimate: tuple[int, int] | None  # (num_perm, seed) when asked
     link: bool
+    #: Document frequencies of the ``"tfidf"`` fields over every record of
+    #: the tables (see :func:`count_documents`), by field label.
+    frequencies: dict[str, _tfidf.DocumentFrequencies] = field(default_factory=dict)
+
+    @property
+    def tfidf_fields(self) -> list[Field]:
+        """The fields compared by ``"tfidf"`` (they need document frequencies)."""
+        return [spec for spec in self.specs if self.comparisons[spec.label] == "tfidf"]
 
     @property
     def given_model(self) -> MatchModel | None:
@@ -674,6 +696,25 @@ def plan_score(
     )
 
 
+def count_documents(
+    plan: ScorePlan, tables: list[pd.DataFrame], owner: str
+) -> ScorePlan:
+    """Return the plan with its ``"tfidf"`` fields' frequencies over the tables.
+
+    Every record of every table counts, whichever pairs are scored, so that
+    parts of the pairs (Dask partitions) score exactly as all of them.
+    """
+    if not plan.tfidf_fields:
+        return plan
+    return replace(
+        plan,
+        frequencies={
+            spec.label: _tfidf.DocumentFrequencies.of_tables(spec, tables, owner)
+            for spec in plan.tfidf_fields
+        },
+    )
+
+
 def score_fields(
     plan: ScorePlan,
     left: pd.DataFrame,
@@ -716,6 +757,7 @@ def score_fields(
             if plan.estimate is not None
             else None,
             owner=owner,
+            frequencies=plan.frequencies.get(spec.label),
         )
 
     specs = plan.specs
@@ -895,6 +937,7 @@ def _score(
         seed=seed,
         owner=owner,
     )
+    plan = count_documents(plan, tables, owner)
     right_frame = frame if other is None else other
     left_positions = _positions(pairs["left"], frame.index, "left", owner)
     right_positions = _positions(pairs["right"], right_frame.index, "right", owner)
