@@ -8,6 +8,8 @@ import unicodedata
 from collections import Counter
 from typing import Any
 
+import dask
+import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 import pytest
@@ -303,3 +305,53 @@ def test_explain_shows_the_tfidf_score() -> None:
     assert item.comparison == "tfidf"
     assert item.score == row["title_score"]
     assert "tfidf" in str(explained)
+
+
+# ----------------------------------------------------------------------------
+# Dask: every partition scores with the frequencies of the whole tables
+
+
+def as_dask(frame: pd.DataFrame, partitions: int) -> tuple[dd.DataFrame, pd.DataFrame]:
+    ddf = dd.from_pandas(frame, npartitions=partitions, sort=False)
+    return ddf, ddf.compute()
+
+
+def same(got: pd.DataFrame, want: pd.DataFrame) -> None:
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+    assert got.attrs == want.attrs
+
+
+@pytest.mark.parametrize("partitions", [1, 3, 7])
+def test_dask_dedupe_equals_pandas(partitions: int) -> None:
+    pytest.importorskip("lsh_frame.dask")
+    left, right = products(150, seed=7)
+    both = pd.concat([left, right])
+    ddf, df = as_dask(both, partitions)
+    fields = [lf.Field("title", compare="tfidf")]
+    with dask.config.set(scheduler="synchronous"):
+        got = ddf.lsh.pairs(fields).compute()
+    want = df.lsh.pairs(fields)
+    assert want.attrs["lsh_frame"]["model"]["compare"] == {"title": "tfidf"}
+    assert want["title_score"].between(0, 0.999).any()
+    same(got, want)
+
+
+@pytest.mark.parametrize(("left_parts", "right_parts"), [(1, 1), (3, 2)])
+def test_dask_link_equals_pandas(left_parts: int, right_parts: int) -> None:
+    pytest.importorskip("lsh_frame.dask")
+    left, right = products(150, seed=8)
+    dleft, left = as_dask(left, left_parts)
+    dright, right = as_dask(right, right_parts)
+    fields = [lf.Field("title", compare="tfidf")]
+    with dask.config.set(scheduler="synchronous"):
+        got = dleft.lsh.pairs(fields, other=dright).compute()
+        # Pairs spread over partitions score as pandas scores all of them.
+        pairs = left.lsh.candidates(fields, other=right)
+        scored = dleft.lsh.score(
+            dd.from_pandas(pairs, npartitions=4, sort=False),
+            fields,
+            other=dright,
+            min_score=0.5,
+        ).compute()
+    same(got, left.lsh.pairs(fields, other=right))
+    same(scored, left.lsh.score(pairs, fields, other=right, min_score=0.5))
