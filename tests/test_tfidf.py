@@ -246,6 +246,67 @@ def test_chunks_do_not_change_the_scores(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 # ----------------------------------------------------------------------------
+# "auto"
+
+
+def auto_comparison(values: list[Any]) -> str:
+    frame = pd.DataFrame({"text": values})
+    scored = lf.score(
+        frame, pd.DataFrame({"left": [0], "right": [1]}), "text", min_score=0.5
+    )
+    return str(scored.attrs["lsh_frame"]["compare"]["text"])
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        (products(50, seed=1)[0]["title"].tolist(), "tfidf"),
+        (
+            [
+                "Learning to rank with partially labeled data in practice",
+                "A theory of the learnable, revisited for noisy examples",
+            ]
+            * 10,
+            "tfidf",
+        ),
+        (
+            ["M. Kearns, Y. Mansour and A. Ng", "R. Schapire and Y. Singer"] * 10,
+            "tfidf",
+        ),
+        (
+            ["12 main street", "4 high st", "flat 2 17 park road"] * 10,
+            "token_sort_ratio",
+        ),
+        (["John Smith", "Mary Ann Jones", "Lee"] * 10, "token_sort_ratio"),
+        (["london", "new york", "paris", "oslo"] * 10, "ratio"),
+        (["1980-01-02", "KDL-40V4100", None, ""] * 10, "ratio"),
+        # The median decides: five words is long text, four is not.
+        (["one two three four five", "a b c d e f", "x"] * 10, "tfidf"),
+        (["one two three four", "a b c d e f", "x"] * 10, "token_sort_ratio"),
+    ],
+)
+def test_auto_chooses_tfidf_for_long_multi_word_text(
+    values: list[Any], expected: str
+) -> None:
+    assert auto_comparison(values) == expected
+
+
+def test_auto_counts_words_of_both_tables_and_ignores_blanks() -> None:
+    words = ["alpha beta gamma delta epsilon zeta"] * 5
+    assert auto_comparison([*words, *[""] * 20, *[None] * 20]) == "tfidf"
+    left = pd.DataFrame({"text": ["a b"] * 10})
+    right = pd.DataFrame({"text": words * 3})
+    scored = lf.score(
+        left,
+        pd.DataFrame({"left": [0], "right": [0]}),
+        "text",
+        other=right,
+        min_score=0.5,
+    )
+    assert scored.attrs["lsh_frame"]["compare"] == {"text": "tfidf"}
+
+
+# ----------------------------------------------------------------------------
 # Names, saved models, explain
 
 
