@@ -117,11 +117,13 @@ class Field:
         ``recall`` when omitted.
     compare : str
         How pairs are scored on this field (see :func:`lsh_frame.score`):
-        ``"auto"`` (``"token_sort_ratio"`` when most values hold several
+        ``"auto"`` (``"tfidf"`` when the median value holds at least 5
+        words, else ``"token_sort_ratio"`` when most values hold several
         words, else ``"ratio"``), ``"ratio"``, ``"token_sort_ratio"``,
         ``"token_set_ratio"``, ``"partial_ratio"``, ``"jaro_winkler"``,
         ``"levenshtein"``, ``"jaccard"`` (of the shingle sets), ``"exact"``,
-        ``"hamming"`` (``1 − d / D`` of bit vectors) or ``"cosine"`` (of float
+        ``"tfidf"`` (cosine of TF-IDF word vectors, see
+        :mod:`lsh_frame._tfidf`), ``"hamming"`` (``1 − d / D`` of bit vectors) or ``"cosine"`` (of float
         vectors, below 0 scored 0); ``"auto"`` on a ``"hamming"`` or
         ``"cosine"`` key compares the same way. The rapidfuzz comparisons see
         at most the first ``lsh_frame.compare.FUZZY_MAX_CHARS`` (4,000)
