@@ -123,9 +123,10 @@ class Field:
         ``"token_set_ratio"``, ``"partial_ratio"``, ``"jaro_winkler"``,
         ``"levenshtein"``, ``"jaccard"`` (of the shingle sets), ``"exact"``,
         ``"tfidf"`` (cosine of TF-IDF word vectors, see
-        :mod:`lsh_frame._tfidf`), ``"hamming"`` (``1 − d / D`` of bit vectors) or ``"cosine"`` (of float
-        vectors, below 0 scored 0); ``"auto"`` on a ``"hamming"`` or
-        ``"cosine"`` key compares the same way. The rapidfuzz comparisons see
+        :mod:`lsh_frame._tfidf`), ``"hamming"`` (``1 − d / D`` of bit
+        vectors) or ``"cosine"`` (of float vectors, below 0 scored 0);
+        ``"auto"`` on a ``"hamming"`` or ``"cosine"`` key compares the same
+        way. The rapidfuzz comparisons see
         at most the first ``lsh_frame.compare.FUZZY_MAX_CHARS`` (4,000)
         characters of a value.
     weight : float
