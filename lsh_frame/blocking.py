@@ -124,15 +124,17 @@ class Field:
     compare : str
         How pairs are scored on this field (see :func:`lsh_frame.score`):
         ``"auto"`` (``"date"`` or ``"number"`` for date columns, float columns
-        and text that is mostly dates or marked numbers; else
+        and text that is mostly dates or marked numbers; else ``"tfidf"``
+        when the median value holds at least 5 words, else
         ``"token_sort_ratio"`` when most values hold several words, else
         ``"ratio"``), ``"number"`` (relative difference of the values read as
         numbers), ``"date"`` (days apart, swapped day and month, never below
         ``"ratio"``; the reading rules and formulas are in docs/scoring.md),
-        ``"ratio"``, ``"token_sort_ratio"``, ``"token_set_ratio"``,
-        ``"partial_ratio"``, ``"jaro_winkler"``, ``"levenshtein"``,
-        ``"jaccard"`` (of the shingle sets), ``"exact"``, ``"hamming"``
-        (``1 − d / D`` of bit vectors) or ``"cosine"`` (of float
+        ``"tfidf"`` (cosine of TF-IDF word vectors, see
+        :mod:`lsh_frame._tfidf`), ``"ratio"``, ``"token_sort_ratio"``,
+        ``"token_set_ratio"``, ``"partial_ratio"``, ``"jaro_winkler"``,
+        ``"levenshtein"``, ``"jaccard"`` (of the shingle sets), ``"exact"``,
+        ``"hamming"`` (``1 − d / D`` of bit vectors) or ``"cosine"`` (of float
         vectors, below 0 scored 0); ``"auto"`` on a ``"hamming"`` or
         ``"cosine"`` key compares the same way. The rapidfuzz comparisons see
         at most the first ``lsh_frame.compare.FUZZY_MAX_CHARS`` (4,000)

@@ -28,7 +28,7 @@ import numbers
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Union
 
 import numpy as np
@@ -38,7 +38,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from rapidfuzz import distance, fuzz, process
 
-from lsh_frame import _progress
+from lsh_frame import _progress, _tfidf
 from lsh_frame._arrow import check_compatible, signature_matrix
 from lsh_frame._kernels import sets
 from lsh_frame._kernels.pairs import sorted_unique
@@ -106,6 +106,11 @@ SCORERS: dict[str, tuple[Callable[..., float], float]] = {
 FUZZY_MAX_CHARS = 4_000
 #: Rows of a table that ``compare="auto"`` looks at (evenly spaced).
 _AUTO_COMPARE_ROWS = 20_000
+#: ``compare="auto"`` picks ``"tfidf"`` when the median non-blank value holds
+#: at least this many words: product names (8 on Abt-Buy) and descriptions,
+#: citation titles, author lists and venues (7 to 8 on Cora) do; names,
+#: street addresses (2 to 3), places, dates and codes do not.
+TFIDF_MIN_WORDS = 5
 #: Pairs of signature rows compared at a time (bounds the temporaries).
 _ESTIMATE_CHUNK = 65_536
 
@@ -167,12 +172,14 @@ def _resolve_comparison(spec: Field, samples: list[pd.DataFrame], owner: str) ->
     """Return the field's comparison.
 
     ``"auto"`` looks at up to ``_AUTO_COMPARE_ROWS`` evenly spaced rows of each
-    table (``samples``, from :func:`comparison_rows`: a share needs no more),
-    never at which pairs are scored. Date columns, float columns and text that
-    is mostly dates or marked numbers get ``"date"`` or ``"number"`` (see
-    :func:`lsh_frame._typed_compare.auto_typed_comparison`); otherwise it counts
-    the rows whose value holds several words: more than half of the non-blank
-    values → ``"token_sort_ratio"``, else ``"ratio"``.
+    table (``samples``, from :func:`comparison_rows`: a share or a median needs
+    no more), never at which pairs are scored. Date columns, float columns and
+    text that is mostly dates or marked numbers get ``"date"`` or ``"number"``
+    (see :func:`lsh_frame._typed_compare.auto_typed_comparison`); otherwise it
+    counts the words of the non-blank values: a median of at least
+    ``TFIDF_MIN_WORDS`` → ``"tfidf"`` (long text, where rare words decide);
+    else more than half of them with several words → ``"token_sort_ratio"``;
+    else ``"ratio"``.
     """
     if spec.compare != "auto":
         return spec.compare
@@ -188,11 +195,14 @@ def _resolve_comparison(spec: Field, samples: list[pd.DataFrame], owner: str) ->
     )
     if typed is not None:
         return typed
-    filled = pc.fill_null(pc.not_equal(text, ""), False)
-    several = pc.fill_null(pc.match_substring_regex(text, r"\s"), False)
-    values = pc.sum(filled.cast(pa.int64())).as_py() or 0
-    with_words = pc.sum(pc.and_(filled, several).cast(pa.int64())).as_py() or 0
-    return "token_sort_ratio" if values and with_words / values > 0.5 else "ratio"
+    filled = pc.fill_null(pc.not_equal(text, ""), False).to_numpy(zero_copy_only=False)
+    words = pc.list_value_length(pc.utf8_split_whitespace(text))
+    words = pc.fill_null(words, 0).to_numpy(zero_copy_only=False)[filled]
+    if not words.size:
+        return "ratio"
+    if np.median(words) >= TFIDF_MIN_WORDS:
+        return "tfidf"
+    return "token_sort_ratio" if np.mean(words > 1) > 0.5 else "ratio"
 
 
 def _fuzzy(
@@ -310,6 +320,7 @@ def _score_text_field(
     comparison: str,
     estimate_config: MinHashConfig | None,
     owner: str,
+    frequencies: _tfidf.DocumentFrequencies | None = None,
 ) -> dict[str, npt.NDArray[np.float64]]:
     encoded = _encode(spec, left, right, owner)
     first = encoded.left[left_positions]
@@ -397,6 +408,19 @@ def _score_text_field(
             typed_scores(
                 comparison, read, distinct_low, distinct_high, encoded.dictionary
             ),
+        )
+    elif comparison == "tfidf":
+        if frequencies is None:
+            tables = [left] if right is None else [left, right]
+            frequencies = _tfidf.DocumentFrequencies.of_tables(spec, tables, owner)
+        field_score = spread(
+            *_tfidf.scores(
+                encoded.dictionary,
+                frequencies,
+                distinct_low,
+                distinct_high,
+                first[equal],
+            )
         )
     else:
         field_score = spread(
@@ -627,6 +651,14 @@ class ScorePlan:
     values: bool
     estimate: tuple[int, int] | None  # (num_perm, seed) when asked
     link: bool
+    #: Document frequencies of the ``"tfidf"`` fields over every record of
+    #: the tables (see :func:`count_documents`), by field label.
+    frequencies: dict[str, _tfidf.DocumentFrequencies] = field(default_factory=dict)
+
+    @property
+    def tfidf_fields(self) -> list[Field]:
+        """The fields compared by ``"tfidf"`` (they need document frequencies)."""
+        return [spec for spec in self.specs if self.comparisons[spec.label] == "tfidf"]
 
     @property
     def given_model(self) -> MatchModel | None:
@@ -720,6 +752,25 @@ def plan_score(
     )
 
 
+def count_documents(
+    plan: ScorePlan, tables: list[pd.DataFrame], owner: str
+) -> ScorePlan:
+    """Return the plan with its ``"tfidf"`` fields' frequencies over the tables.
+
+    Every record of every table counts, whichever pairs are scored, so that
+    parts of the pairs (Dask partitions) score exactly as all of them.
+    """
+    if not plan.tfidf_fields:
+        return plan
+    return replace(
+        plan,
+        frequencies={
+            spec.label: _tfidf.DocumentFrequencies.of_tables(spec, tables, owner)
+            for spec in plan.tfidf_fields
+        },
+    )
+
+
 def score_fields(
     plan: ScorePlan,
     left: pd.DataFrame,
@@ -762,6 +813,7 @@ def score_fields(
             if plan.estimate is not None
             else None,
             owner=owner,
+            frequencies=plan.frequencies.get(spec.label),
         )
 
     specs = plan.specs
@@ -941,6 +993,7 @@ def _score(
         seed=seed,
         owner=owner,
     )
+    plan = count_documents(plan, tables, owner)
     right_frame = frame if other is None else other
     left_positions = _positions(pairs["left"], frame.index, "left", owner)
     right_positions = _positions(pairs["right"], right_frame.index, "right", owner)

@@ -27,6 +27,7 @@ Comparison = Literal[
     "levenshtein",
     "jaccard",
     "exact",
+    "tfidf",
     "hamming",
     "cosine",
     "number",

@@ -679,6 +679,23 @@ def test_jobs_on_a_local_cluster_equal_pandas(
     )
 
 
+@pytest.mark.usefixtures("on_cluster")
+def test_tfidf_on_a_local_cluster_equals_pandas(people: pd.DataFrame) -> None:
+    # Document frequencies are counted over every partition and sent to the
+    # workers once; each pair partition scores with them as pandas does.
+    ddf, df = as_dask(people.iloc[:800], 3)
+    who = lf.Field(
+        ["given_name", "surname", "street_address"],
+        name="who",
+        blocking=None,
+        compare="tfidf",
+    )
+    fields = [*COLUMNS, who]
+    want = df.lsh.pairs(fields)
+    assert want["who_score"].between(0.01, 0.99).any()
+    same(ddf.lsh.pairs(fields).compute(), want)
+
+
 @pytest.mark.usefixtures("sync")
 @pytest.mark.parametrize(
     ("options", "name"),

@@ -11,6 +11,7 @@ and the decision is made once from summaries that add up over partitions
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -19,8 +20,9 @@ import pandas as pd
 from dask import delayed
 
 from lsh_frame import _progress
+from lsh_frame._tfidf import DocumentFrequencies
 from lsh_frame._validation import check_columns
-from lsh_frame.blocking import _as_fields
+from lsh_frame.blocking import Field, _as_fields
 from lsh_frame.compare import (
     LevelTable,
     MatchModel,
@@ -229,6 +231,41 @@ def _comparison_sample(
     return part[columns].iloc[first::step]
 
 
+def _document_counts(
+    part: pd.DataFrame, specs: list[Field], owner: str
+) -> dict[str, DocumentFrequencies]:
+    return {
+        spec.label: DocumentFrequencies.of_tables(spec, [part], owner) for spec in specs
+    }
+
+
+def _count_documents(plan: ScorePlan, tables: list[Table], owner: str) -> ScorePlan:
+    """Return the plan with its ``"tfidf"`` fields' frequencies over all partitions.
+
+    Counts of partitions add up to those of the whole tables, so every pair
+    partition scores with the statistics pandas uses on the whole frames.
+    """
+    specs = plan.tfidf_fields
+    if not specs:
+        return plan
+    counted = compute(
+        *[
+            delayed(_document_counts)(part, specs, owner)
+            for table in tables
+            for part in table.parts
+        ]
+    )
+    return replace(
+        plan,
+        frequencies={
+            spec.label: DocumentFrequencies.merge(
+                [part[spec.label] for part in counted]
+            )
+            for spec in specs
+        },
+    )
+
+
 def score_parts(
     tables: list[Table],
     pair_parts: list[Any],
@@ -278,6 +315,9 @@ def score_parts(
         seed=seed,
         owner=owner,
     )
+    plan = _count_documents(plan, tables, owner)
+    # Document frequencies can be large: send them to each worker once.
+    task_plan = shared(plan) if plan.frequencies else plan
     left = tables[0]
     right = tables[-1]
     if not positions_known:
@@ -297,7 +337,7 @@ def score_parts(
     _progress.step(f"scoring {len(specs)} field{'s' if len(specs) != 1 else ''}")
     scored = persist(
         [
-            delayed(_score_part)(pairs, lefts, rights, plan, owner)
+            delayed(_score_part)(pairs, lefts, rights, task_plan, owner)
             for pairs, lefts, rights in zip(
                 pair_parts, left_rows, right_rows, strict=True
             )
@@ -316,8 +356,10 @@ def score_parts(
             cut = float(plan.min_score)  # type: ignore[arg-type]
         chosen = cut
         if plan.min_score == "auto":
-            tables_ = compute(*[delayed(_level_table)(s, plan, cut) for s in scored])
+            tables_ = compute(
+                *[delayed(_level_table)(s, task_plan, cut) for s in scored]
+            )
             model, fit = learn_model(plan.labels, LevelTable.merge(list(tables_)))
     attrs = scored_attrs(plan, chosen, model, fit)
-    decided = [delayed(_decided)(s, plan, model, cut, attrs) for s in scored]
+    decided = [delayed(_decided)(s, task_plan, model, cut, attrs) for s in scored]
     return decided, attrs
