@@ -199,7 +199,8 @@ def best_two(
     """Return the two best partners of every record that has several.
 
     Returns two arrays of partner positions, one pair per such record, each
-    pair ordered (smaller position first) and the pairs in record order.
+    pair ordered (smaller position first) and the pairs in record order. A
+    pair given twice is one partner.
 
     Examples
     --------
@@ -208,6 +209,10 @@ def best_two(
     """
     order = np.lexsort((rank, records))
     records, partners = records[order], partners[order]
+    width = np.int64(partners.max()) + 1 if partners.size else np.int64(1)
+    _, first_seen = np.unique(records * width + partners, return_index=True)
+    once = np.sort(first_seen)
+    records, partners = records[once], partners[once]
     starts = np.flatnonzero(np.r_[True, records[1:] != records[:-1]])
     sizes = np.diff(np.r_[starts, records.size])
     first = starts[sizes > 1]

@@ -97,6 +97,19 @@ def test_match_rank_and_best_two_break_ties_by_position() -> None:
     np.testing.assert_array_equal(best_two(right, left, rank)[1], [3])
 
 
+def test_a_pair_given_twice_is_one_match_not_two() -> None:
+    left, right, pairs = _confusable(count=2)
+    twice = pd.concat([pairs[pairs["right"] == "p0"], pairs], ignore_index=True)
+    scored = lf.score(left, twice, NAME, other=right, min_score=0.875)
+    info = scored.attrs["lsh_frame"]["one_to_one"]
+    # l0 matches p0 (twice) and c0; l1 matches p1 and c1: two confusions.
+    assert info["several_matches"] == {"left": 2, "right": 0}
+    assert info["checked"] == {"left": 0, "right": 2}
+    assert info["duplicates"] == {"left": 0, "right": 0}
+    copies = scored[(scored["left"] == "l0") & (scored["right"] == "p0")]
+    assert copies["match"].tolist() == [True, False]  # the first copy stays
+
+
 def _names(count: int, seed: int) -> list[str]:
     generator = random.Random(seed)
     return [
