@@ -206,7 +206,9 @@ class LshAccessor:
         """Scored pairs between this frame (left) and ``right``.
 
         See :func:`lsh_frame.link`; ``right_on`` (with ``fields`` naming this
-        frame's columns, or with ``left_on``) maps column names.
+        frame's columns, or with ``left_on``) maps column names, and
+        ``one_to_one`` (``"auto"``, True or False) lets each record match at
+        most one record of the other table.
         """
         return _jobs.link(self._frame, right, fields, **options)
 

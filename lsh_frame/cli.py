@@ -415,6 +415,10 @@ def run_dedupe(arguments: argparse.Namespace, say: Callable[[str], None]) -> int
     return OK
 
 
+#: The values of --one-to-one, as the ``one_to_one`` of link and merge.
+_ONE_TO_ONE: dict[str, Any] = {"auto": "auto", "yes": True, "no": False}
+
+
 def run_link(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
     """``lsh-frame link``: the fuzzy join (or the scored pairs with --pairs)."""
     check_outputs(arguments.output, arguments.save_model)
@@ -430,6 +434,8 @@ def run_link(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
     right_on = _columns(arguments.right_on) if arguments.right_on else None
     started = time.perf_counter()
     options = _job_options(arguments)
+    if arguments.one_to_one is not None:
+        options["one_to_one"] = _ONE_TO_ONE[arguments.one_to_one]
     if arguments.pairs:
         result = link(
             left,
@@ -457,7 +463,6 @@ def run_link(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
             on,
             right_on=right_on,
             how=arguments.how,
-            one_to_one=arguments.one_to_one,
             progress=arguments.progress,
             **options,
         )
@@ -747,8 +752,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     link_parser.add_argument(
         "--one-to-one",
-        action="store_true",
-        help="each record matches at most one record of the other table",
+        nargs="?",
+        choices=["auto", "yes", "no"],
+        const="yes",
+        default=None,
+        help="each record matches at most one record of the other table: yes "
+        "(the bare flag), no, or auto (when the data has no duplicates within a "
+        "table); default: auto with --pairs, no for the join",
     )
     link_parser.add_argument(
         "--pairs",

@@ -24,6 +24,7 @@ concurrently.
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 import os
 from collections.abc import Callable
@@ -73,6 +74,7 @@ from lsh_frame.model import (
     auto_min_score,
     learn_model,
 )
+from lsh_frame.one_to_one import OneToOne, check_one_to_one, choose
 from lsh_frame.shingle import normalize, tokenize
 from lsh_frame.vectors import VECTOR_KINDS, vector_scores
 
@@ -532,6 +534,7 @@ def score(
     estimate: bool = False,
     num_perm: int = 128,
     seed: int = 1,
+    one_to_one: OneToOne = "auto",
 ) -> pd.DataFrame:
     """Score candidate pairs field by field and decide which are matches.
 
@@ -580,6 +583,18 @@ def score(
         ``seed``).
     num_perm, seed : int
         Signature length and seed for ``estimate``.
+    one_to_one : "auto", True or False
+        Only with ``other``: whether each record matches at most one record
+        of the other table. True keeps, among the matches, the greedy
+        one-to-one choice (most likely first: ``match_probability``, then
+        ``score``, then row order) and sets ``match`` to False for the other
+        matches; the rows and their ``match_probability`` stay. ``"auto"``
+        (default) does so when the data says that neither table holds
+        duplicates: for each record with several matches, its two best
+        matches are scored against each other (same fields, same decision),
+        and when fewer than half of those pairs are matches, several matches
+        are confusions. False keeps every match. Without ``other``, ``"auto"``
+        and False do nothing and True raises :class:`~lsh_frame.ConfigError`.
 
     Returns
     -------
@@ -598,7 +613,11 @@ def score(
         prior, and m, u and weight in bits per field and level; ``"fit"``: how
         the refinement went; ``"no_values"``: counted fields left out of the
         model because every pair's score on them is missing, so they change
-        no decision).
+        no decision); ``"one_to_one"``: the rule, whether the one-to-one
+        choice was ``applied`` and why (``reason``), the records with
+        ``several_matches`` per table, the pairs of best matches ``"auto"``
+        ``checked`` per table and how many were ``duplicates``, and the
+        matches ``dropped``.
 
     Examples
     --------
@@ -622,6 +641,7 @@ def score(
         num_perm=num_perm,
         seed=seed,
         owner="score",
+        one_to_one=one_to_one,
     )
 
 
@@ -926,6 +946,64 @@ def decide(
     return None, provisional
 
 
+def within_table_matches(
+    plan: ScorePlan,
+    model: MatchModel | None,
+    cut: float | None,
+    table: pd.DataFrame,
+    first: npt.NDArray[np.int64],
+    second: npt.NDArray[np.int64],
+    owner: str,
+) -> tuple[
+    npt.NDArray[np.bool_], npt.NDArray[np.float64] | None, npt.NDArray[np.float64]
+]:
+    """Decide pairs of records of one table as a link's pairs were decided.
+
+    The same fields and comparisons (``plan``), and the same decision: the
+    link's match model, or without one its cut on ``score``. ``first`` and
+    ``second`` are positions in ``table``. Returns ``match``,
+    ``match_probability`` (None without a model) and ``score`` of each pair.
+    ``one_to_one="auto"`` asks this whether a record's two best matches are
+    duplicates of each other.
+    """
+    plain = dataclasses.replace(plan, values=False, estimate=None)
+    table, (first, second) = _rows_in_use(table, first, second)
+    columns = score_fields(plain, table, None, first, second, owner)
+    levels = plain.levels(field_scores(plain, columns))
+    provisional = (
+        None if model is not None else provisional_matches(plain, columns["score"], cut)
+    )
+    probability, match = decide(plain, model, levels, provisional)
+    return match, probability, np.asarray(columns["score"], dtype=np.float64)
+
+
+def one_to_one_matches(
+    rule: OneToOne,
+    plan: ScorePlan,
+    left_positions: npt.NDArray[np.int64],
+    right_positions: npt.NDArray[np.int64],
+    probability: npt.NDArray[np.float64] | None,
+    combined: npt.NDArray[np.float64],
+    match: npt.NDArray[np.bool_],
+    within: Callable[..., Any],
+) -> tuple[npt.NDArray[np.bool_], dict[str, Any]]:
+    """Return ``match`` after the one-to-one choice, and its attrs record."""
+    matched = np.flatnonzero(match)
+    keep, info = choose(
+        rule,
+        link=plan.link,
+        left=left_positions[matched],
+        right=right_positions[matched],
+        probability=None if probability is None else probability[matched],
+        score=combined[matched],
+        within=within,
+    )
+    if not keep.all():
+        match = match.copy()
+        match[matched[~keep]] = False
+    return match, info
+
+
 def scored_attrs(
     plan: ScorePlan,
     chosen: float | None,
@@ -976,10 +1054,12 @@ def _score(
     num_perm: int,
     seed: int,
     owner: str,
+    one_to_one: OneToOne = "auto",
 ) -> pd.DataFrame:
     frame = _check_frame(frame, "frame", owner)
     if other is not None:
         other = _check_frame(other, "other", owner)
+    one_to_one = check_one_to_one(one_to_one, owner, link=other is not None)
     pairs = _check_pairs(pairs, owner)
     tables = [frame] if other is None else [frame, other]
     plan = plan_score(
@@ -997,6 +1077,8 @@ def _score(
     right_frame = frame if other is None else other
     left_positions = _positions(pairs["left"], frame.index, "left", owner)
     right_positions = _positions(pairs["right"], right_frame.index, "right", owner)
+    whole = {"left": frame, "right": right_frame}
+    positions = (left_positions, right_positions)
     if other is None:
         frame, (left_positions, right_positions) = _rows_in_use(
             frame, left_positions, right_positions
@@ -1027,10 +1109,21 @@ def _score(
     probability, match = force_identical(
         *decide(plan, model, levels, provisional), identical
     )
+
+    def within(side: str, first: Any, second: Any) -> Any:
+        return within_table_matches(
+            plan, model, chosen, whole[side], first, second, owner
+        )
+
+    match, chosen_one_to_one = one_to_one_matches(
+        one_to_one, plan, *positions, probability, combined, match, within
+    )
     if probability is not None:
         columns["match_probability"] = probability
     columns["match"] = match
-    return scored_frame(pairs, columns, scored_attrs(plan, chosen, model, fit))
+    attrs = scored_attrs(plan, chosen, model, fit)
+    attrs["one_to_one"] = chosen_one_to_one
+    return scored_frame(pairs, columns, attrs)
 
 
 def _combine(
@@ -1065,6 +1158,7 @@ def pairs(
     min_score: MinScore = "auto",
     values: bool = False,
     estimate: bool = False,
+    one_to_one: OneToOne = "auto",
 ) -> pd.DataFrame:
     """Candidate pairs and their scores in one call.
 
@@ -1075,6 +1169,9 @@ def pairs(
     on the same ``fields``. With
     ``other``, ``right_on`` gives its names of the fields' columns when they
     differ from ``frame``'s (see :func:`lsh_frame.candidates`).
+    ``one_to_one`` (only with ``other``) lets each record match at most one
+    record of the other table: ``"auto"`` (default) when the data says so, see
+    :func:`score`.
 
     Examples
     --------
@@ -1086,6 +1183,7 @@ def pairs(
     0     0      1  dob|record  0.974   True
     """
     other = other_table(frame, fields, other, right_on, "pairs")
+    check_one_to_one(one_to_one, "pairs", link=other is not None)
     candidate_pairs = candidates(
         frame,
         fields,
@@ -1108,4 +1206,5 @@ def pairs(
         estimate=estimate,
         num_perm=num_perm,
         seed=seed,
+        one_to_one=one_to_one,
     )

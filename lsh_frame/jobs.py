@@ -39,6 +39,12 @@ from lsh_frame.compare import MatchModel, MinScore, _check_min_score, _positions
 from lsh_frame.compare import pairs as scored_pairs
 from lsh_frame.errors import ColumnError, ConfigError, ConfigTypeError
 from lsh_frame.identical import filled_cells
+from lsh_frame.one_to_one import (
+    OneToOne,
+    check_one_to_one,
+    match_rank,
+    one_to_one_edges,
+)
 
 __all__ = ["dedupe", "drop_duplicates", "link", "merge"]
 
@@ -451,6 +457,7 @@ def link(
     max_bucket: int = 1_000,
     max_pairs: int = 50_000_000,
     values: bool = False,
+    one_to_one: OneToOne = "auto",
     progress: bool = False,
 ) -> pd.DataFrame:
     """Scored pairs of records of two tables that may be the same entity.
@@ -477,6 +484,10 @@ def link(
         As in :func:`~lsh_frame.pairs`.
     values : bool
         Also show both records' values of every field side by side.
+    one_to_one : "auto", True or False
+        Whether each record matches at most one record of the other table
+        (see :func:`~lsh_frame.score`): ``"auto"`` (default) decides from the
+        data, True always, False never.
     progress : bool
         Show the steps on a progress line on stderr.
 
@@ -485,7 +496,8 @@ def link(
     DataFrame
         The scored pairs of :func:`~lsh_frame.score`: ``left`` holds labels of
         ``left``, ``right`` labels of ``right``; every candidate pair, with
-        ``match`` saying which are matches.
+        ``match`` saying which are matches. ``attrs["lsh_frame"]["one_to_one"]``
+        says whether the one-to-one choice applied, and why.
 
     Examples
     --------
@@ -507,6 +519,7 @@ def link(
     left = _check_frame(left, "left", owner)
     right = _check_frame(right, "right", owner)
     progress = check_bool(progress, "progress", owner)
+    one_to_one = check_one_to_one(one_to_one, owner, link=True)
     fields, view = _link_tables(left, right, fields, left_on, right_on, owner)
     min_score = _checked_decision(fields, min_score, owner)
     with _progress.reporting(progress, owner):
@@ -514,85 +527,12 @@ def link(
             left,
             fields,
             view,
-            {**_pipeline_options(locals()), "values": values},
+            {
+                **_pipeline_options(locals()),
+                "values": values,
+                "one_to_one": one_to_one,
+            },
         )
-
-
-def one_to_one_edges(
-    left: npt.NDArray[np.int64],
-    right: npt.NDArray[np.int64],
-    rank: npt.NDArray[np.int64],
-) -> npt.NDArray[np.bool_]:
-    """Greedy one-to-one choice of edges, best ``rank`` (smallest) first.
-
-    Equal to walking the edges from best to worst and taking each whose two
-    ends are still free, computed in rounds: an edge that is the best of both
-    its ends is taken; edges touching a taken end are dropped; repeat. The
-    ranks must be distinct (a total order), which makes the result unique.
-
-    Examples
-    --------
-    >>> one_to_one_edges(np.array([0, 0, 1]), np.array([0, 1, 0]), np.array([0, 1, 2]))
-    array([ True, False, False])
-    >>> one_to_one_edges(np.array([0, 0, 1]), np.array([0, 1, 0]), np.array([1, 2, 0]))
-    array([False,  True,  True])
-    """
-    if np.unique(rank).size != rank.size:
-        raise ConfigError("one_to_one_edges needs distinct ranks (a total order).")
-    taken = np.zeros(left.size, dtype=bool)
-    alive = np.arange(left.size)
-    rounds_taking_little = 0
-    nodes_left = int(left.max()) + 1 if left.size else 0
-    nodes_right = int(right.max()) + 1 if right.size else 0
-    while alive.size:
-        if alive.size > _GREEDY_TAIL and rounds_taking_little >= _SLOW_ROUNDS:
-            # A long chain of ranks takes one edge per round (quadratic): walk
-            # what is left in rank order instead.
-            _greedy_walk(left, right, rank, alive, taken)
-            break
-        best_left = np.full(nodes_left, np.iinfo(np.int64).max)
-        best_right = np.full(nodes_right, np.iinfo(np.int64).max)
-        np.minimum.at(best_left, left[alive], rank[alive])
-        np.minimum.at(best_right, right[alive], rank[alive])
-        mutual = (best_left[left[alive]] == rank[alive]) & (
-            best_right[right[alive]] == rank[alive]
-        )
-        chosen = alive[mutual]
-        rounds_taking_little = (
-            rounds_taking_little + 1 if chosen.size * 100 < alive.size else 0
-        )
-        taken[chosen] = True
-        used_left = np.zeros(nodes_left, dtype=bool)
-        used_right = np.zeros(nodes_right, dtype=bool)
-        used_left[left[chosen]] = True
-        used_right[right[chosen]] = True
-        alive = alive[~(used_left[left[alive]] | used_right[right[alive]])]
-    return taken
-
-
-#: one_to_one_edges walks the remaining edges one by one after this many rounds
-#: that each took under 1% of them (only chains of ranks do that), unless few
-#: edges are left.
-_SLOW_ROUNDS = 3
-_GREEDY_TAIL = 64
-
-
-def _greedy_walk(
-    left: npt.NDArray[np.int64],
-    right: npt.NDArray[np.int64],
-    rank: npt.NDArray[np.int64],
-    alive: npt.NDArray[np.int64],
-    taken: npt.NDArray[np.bool_],
-) -> None:
-    """Take the ``alive`` edges in rank order whose two ends are still free."""
-    used_left = set(left[taken].tolist())
-    used_right = set(right[taken].tolist())
-    for edge in alive[np.argsort(rank[alive], kind="stable")].tolist():
-        one, two = int(left[edge]), int(right[edge])
-        if one not in used_left and two not in used_right:
-            taken[edge] = True
-            used_left.add(one)
-            used_right.add(two)
 
 
 def _score_columns(scored: pd.DataFrame) -> list[str]:
@@ -606,7 +546,9 @@ def _score_columns(scored: pd.DataFrame) -> list[str]:
     return fields + totals
 
 
-def check_merge_options(how: Any, one_to_one: Any, suffixes: Any, owner: str) -> bool:
+def check_merge_options(
+    how: Any, one_to_one: Any, suffixes: Any, owner: str
+) -> OneToOne:
     """Check ``how``, ``suffixes`` and ``one_to_one`` of :func:`merge`."""
     check_choice(how, "how", owner, ("inner", "left"))
     if (
@@ -622,7 +564,7 @@ def check_merge_options(how: Any, one_to_one: Any, suffixes: Any, owner: str) ->
         raise ConfigError(
             f"The 'suffixes' of {owner} must differ. Got {tuple(suffixes)!r}."
         )
-    return check_bool(one_to_one, "one_to_one", owner)
+    return check_one_to_one(one_to_one, owner, link=True)
 
 
 def merge(
@@ -635,7 +577,7 @@ def merge(
     left_on: Any = None,
     right_on: Any = None,
     min_score: MinScore = "auto",
-    one_to_one: bool = False,
+    one_to_one: OneToOne = False,
     suffixes: tuple[str, str] = ("_x", "_y"),
     threshold: float | None = None,
     recall: float = 0.95,
@@ -666,12 +608,14 @@ def merge(
         (see :func:`link`).
     min_score : float in [0, 1], "auto", or a learned model
         How matches are decided (see :func:`~lsh_frame.score`).
-    one_to_one : bool
+    one_to_one : bool or "auto"
         Each record matches at most one record of the other table: the pairs
         are taken greedily from the most to the least likely
         (``match_probability``, then ``score``, then row order), skipping any
         pair whose left or right record is already taken. With ``how="left"``
-        every left row then appears exactly once.
+        every left row then appears exactly once. ``"auto"`` does so when the
+        data says that neither table holds duplicates (see
+        :func:`~lsh_frame.score`).
     suffixes : (str, str)
         Added to column names present in both tables.
     threshold, recall, num_perm, seed, max_bucket, max_pairs, progress
@@ -727,10 +671,11 @@ def merge(
         seed=seed,
         max_bucket=max_bucket,
         max_pairs=max_pairs,
+        one_to_one=one_to_one_flag,
         progress=progress,
     )
     left_pos, right_pos, scores, matches = merge_layout(
-        scored, left.index, right.index, how, one_to_one_flag, owner
+        scored, left.index, right.index, how, one_to_one_flag is True, owner
     )
     result = _joined(left, right, left_pos, right_pos, scores, suffixes)
     decision = scored.attrs.get("lsh_frame", {})
@@ -741,6 +686,7 @@ def merge(
             "min_score": decision.get("min_score"),
             "min_score_rule": decision.get("min_score_rule"),
             "model": decision.get("model"),
+            "one_to_one": decision.get("one_to_one"),
         }
     }
     return result
@@ -769,16 +715,7 @@ def merge_layout(
     )
     score_values = matched["score"].to_numpy(dtype=np.float64)
     # Best first: most likely, then highest score, then row order.
-    order = np.lexsort(
-        (
-            right_pos,
-            left_pos,
-            -np.nan_to_num(score_values, nan=-1.0),
-            -np.nan_to_num(probability, nan=-1.0),
-        )
-    )
-    rank = np.empty(order.size, dtype=np.int64)
-    rank[order] = np.arange(order.size)
+    rank = match_rank(left_pos, right_pos, probability, score_values)
     if one_to_one:
         keep = one_to_one_edges(left_pos, right_pos, rank)
         left_pos, right_pos, rank = left_pos[keep], right_pos[keep], rank[keep]

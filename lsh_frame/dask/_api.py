@@ -68,9 +68,10 @@ from lsh_frame.jobs import (
     merge_layout,
 )
 from lsh_frame.minhash import minhash as _minhash
+from lsh_frame.one_to_one import check_one_to_one
 
 _BLOCKING = ("threshold", "recall", "num_perm", "seed", "max_bucket", "max_pairs")
-_SCORING = ("min_score", "values", "estimate", "num_perm", "seed")
+_SCORING = ("min_score", "values", "estimate", "num_perm", "seed", "one_to_one")
 
 
 def _tables(frame: Any, other: Any, owner: str) -> list[Table]:
@@ -290,11 +291,17 @@ def score(
     estimate: bool = False,
     num_perm: int = 128,
     seed: int = 1,
+    one_to_one: Any = "auto",
     shuffle_method: str = "tasks",
 ) -> dd.DataFrame:
-    """Score candidate pairs, as :func:`lsh_frame.score` (pairs keep their parts)."""
+    """Score candidate pairs, as :func:`lsh_frame.score` (pairs keep their parts).
+
+    With ``one_to_one``, the matched pairs are gathered on the client to choose
+    among them over all partitions, as pandas does.
+    """
     owner = "score"
     method = check_shuffle(shuffle_method, owner)
+    check_one_to_one(one_to_one, owner, link=other is not None)
     tables = _two_tables(frame, fields, other, right_on, owner)
     if not isinstance(pairs, dd.DataFrame):
         pairs = (
@@ -349,12 +356,14 @@ def pairs(
     min_score: Any = "auto",
     values: bool = False,
     estimate: bool = False,
+    one_to_one: Any = "auto",
     shuffle_method: str = "tasks",
     npartitions: int | None = None,
 ) -> dd.DataFrame:
     """Candidate pairs and their scores, as :func:`lsh_frame.pairs`."""
     owner = "pairs"
     method = check_shuffle(shuffle_method, owner)
+    check_one_to_one(one_to_one, owner, link=other is not None)
     tables = _two_tables(frame, fields, other, right_on, owner)
     scored, _ = _pairs(tables, fields, locals(), method, npartitions, owner)
     return scored
@@ -518,6 +527,7 @@ def _entities(
         **options,
         "values": False,
         "estimate": False,
+        "one_to_one": "auto",
         "min_score": _checked_decision(fields, options["min_score"], owner),
     }
     with _progress.reporting(progress, owner):
@@ -760,11 +770,13 @@ def link(
     max_bucket: int = 1_000,
     max_pairs: int = 50_000_000,
     values: bool = False,
+    one_to_one: Any = "auto",
     progress: bool = False,
     shuffle_method: str = "tasks",
     npartitions: int | None = None,
 ) -> dd.DataFrame:
     """Scored pairs between two tables, as :func:`lsh_frame.link`."""
+    check_one_to_one(one_to_one, "link", link=True)
     options = {**locals(), "estimate": False}
     _, scored, _ = _link_scored(left, right, fields, options, "link")
     return scored
@@ -803,7 +815,7 @@ def merge(
     left_on: Any = None,
     right_on: Any = None,
     min_score: Any = "auto",
-    one_to_one: bool = False,
+    one_to_one: Any = False,
     suffixes: tuple[str, str] = ("_x", "_y"),
     threshold: float | None = None,
     recall: float = 0.95,
@@ -829,7 +841,12 @@ def merge(
         score_names = [f"{spec.label}_score" for spec in specs]
         score_names += ["score", "match_probability"]
         _check_output_names(left_names + right_names, score_names, owner)
-    options = {**locals(), "values": False, "estimate": False}
+    options = {
+        **locals(),
+        "values": False,
+        "estimate": False,
+        "one_to_one": one_to_one_flag,
+    }
     tables, scored, attrs = _link_scored(left, right, fields, options, owner)
     scored = _persisted(scored)  # decided once, read twice below
     score_names = _score_columns(scored._meta)
@@ -841,7 +858,12 @@ def merge(
     left_table = tables[0]  # its labels are read already
     right_table = table(right, "right", owner)
     left_pos, right_pos, scores, matches = merge_layout(
-        matched, left_table.index, right_table.index, how, one_to_one_flag, owner
+        matched,
+        left_table.index,
+        right_table.index,
+        how,
+        one_to_one_flag is True,
+        owner,
     )
     info = {
         "pairs": total,
@@ -849,6 +871,7 @@ def merge(
         "min_score": attrs.get("min_score"),
         "min_score_rule": attrs.get("min_score_rule"),
         "model": attrs.get("model"),
+        "one_to_one": attrs.get("one_to_one"),
     }
     where = left_table.partition_of(left_pos)
     has_right = right_pos >= 0

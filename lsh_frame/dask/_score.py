@@ -43,6 +43,7 @@ from lsh_frame.compare import (
     without,
 )
 from lsh_frame.dask._blocking import LEFT_POSITION, RIGHT_POSITION
+from lsh_frame.dask._one_to_one import no_choice, one_to_one_parts
 from lsh_frame.dask._tables import (
     TARGET,
     Table,
@@ -52,6 +53,7 @@ from lsh_frame.dask._tables import (
     route,
     shared,
 )
+from lsh_frame.one_to_one import OneToOne, check_one_to_one
 
 _ASKER, _NUMBER, _POSITION = "__lsh_asker", "__lsh_number", "__lsh_position"
 
@@ -281,8 +283,10 @@ def score_parts(
     owner: str,
     positions_known: bool = False,
     left_aligned: bool = False,
+    one_to_one: OneToOne = "auto",
 ) -> tuple[list[Any], dict[str, Any]]:
     """Scored pairs (one delayed pandas frame per pair partition) and attrs."""
+    one_to_one = check_one_to_one(one_to_one, owner, link=len(tables) > 1)
     metas = [table.meta for table in tables]
     specs, _ = _as_fields(fields, owner)
     needed = list(dict.fromkeys(column for spec in specs for column in spec.columns))
@@ -361,5 +365,15 @@ def score_parts(
             )
             model, fit = learn_model(plan.labels, LevelTable.merge(list(tables_)))
     attrs = scored_attrs(plan, chosen, model, fit)
-    decided = [delayed(_decided)(s, task_plan, model, cut, attrs) for s in scored]
-    return decided, attrs
+    if not plan.link or one_to_one is False:
+        attrs["one_to_one"] = no_choice(one_to_one, plan.link)
+        decided = [delayed(_decided)(s, task_plan, model, cut, attrs) for s in scored]
+        return decided, attrs
+    # Which matches stay depends on every match of a record: decide the pairs
+    # once, then choose over all partitions' matches.
+    decided = persist(
+        [delayed(_decided)(s, task_plan, model, cut, attrs) for s in scored]
+    )
+    return one_to_one_parts(
+        decided, tables, one_to_one, plan, model, chosen, needed, attrs, owner
+    )
