@@ -482,7 +482,7 @@ def identifier_field(column: Hashable) -> Field:
 LINK_KEY_MIN_MEETING = 0.01
 #: How plain column names are blocked besides their exact keys: one record-level
 #: key of this kind over every column ("lsh" or "neighbours").
-PLAIN_RECORD_KEY: BlockingKind = "neighbours"
+PLAIN_RECORD_KEY: BlockingKind = "lsh"
 
 
 def _check_frame(frame: Any, role: str, owner: str) -> pd.DataFrame:

@@ -14,7 +14,8 @@ records of the *other* table, are scored against each other with the same
 fields and decided by the same decision (the learned model, or the cut on
 ``score``). They count as duplicates when that makes them a match as strong
 as a typical match: at least the lower quartile of the link's matches'
-``match_probability`` (``score`` without a model). The decision alone cannot
+``score`` (not ``match_probability``, which saturates near 1 with a good
+model, where a quartile says nothing). The decision alone cannot
 tell: a confusion R2 of a record L whose true partner R1 is nearly L is as
 close to R1 as to L, so whatever let L-R2 in lets R1-R2 in too; but it sits
 at the bottom of the matches, where true duplicates seldom do. When fewer
@@ -326,7 +327,11 @@ def _duplicates(
     But such a pair sits at the bottom of the matches, where true duplicates
     (the same entity, so a true match) seldom do.
     """
-    by_probability = probability is not None and not np.isnan(probability).all()
+    # Strength is the combined score, also with a model: match probabilities
+    # of a good model saturate near 1, where a quartile says nothing (a batch
+    # matched with a saved model had its true duplicates at 0.999 against a
+    # quartile of 0.9999).
+    by_probability = False
     strength = _strength(probability, score, by_probability)
     strength = strength[np.isfinite(strength)]
     cut = (
