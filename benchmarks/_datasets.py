@@ -171,6 +171,24 @@ def fake_1000() -> Task:
     return Task("fake_1000 dedupe", frame, None, list(frame.columns), truth)
 
 
+def make_customers(records: int) -> Task:
+    """Synthetic customers (``lf.datasets.make_customers(records, seed=1)``)."""
+    import lsh_frame as lf
+
+    frame = lf.datasets.make_customers(records, seed=1)
+    truth = _pairs_within(frame["entity_id"])
+    frame = frame.drop(columns="entity_id")
+    return Task(
+        f"make_customers {records:,} dedupe", frame, None, list(frame.columns), truth
+    )
+
+
+#: Built-in synthetic tables (no download), beside the shared data sets.
+SYNTHETIC: dict[str, Callable[[], Task]] = {
+    f"customers_{size // 1000}k": (lambda size=size: make_customers(size))
+    for size in (5_000, 20_000, 100_000)
+}
+
 LOADERS: dict[str, Callable[[], Task]] = {
     "febrl4": febrl4,
     "febrl3": febrl3,

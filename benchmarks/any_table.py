@@ -37,6 +37,8 @@ How to run::
     python benchmarks/any_table.py              # every data set (~1 minute)
     python benchmarks/any_table.py --only cora abt_buy
     python benchmarks/any_table.py --match      # defaults end to end (~2 minutes)
+    python benchmarks/any_table.py --match --customers --record-key neighbours
+        # the defaults with the neighbours record key, and make_customers too
 """
 
 from __future__ import annotations
@@ -53,9 +55,10 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _common
-from _datasets import LOADERS, Task
+from _datasets import LOADERS, SYNTHETIC, Task
 
 import lsh_frame as lf
+from lsh_frame import blocking
 
 #: The issue's bars: (pairs completeness at least, candidates at most).
 BARS = {
@@ -89,9 +92,14 @@ def completeness(task: Task, pairs: pd.DataFrame) -> float:
 def match_quality(names: list[str]) -> None:
     """The default match decision on every data set: pairs, then evaluate."""
     print(_common.report_header("Default match decision on any table", []))
+    print(f"- Record key of plain columns: {blocking.PLAIN_RECORD_KEY}\n")
     rows = []
     for name in names:
-        task = LOADERS[name]()
+        try:
+            task = {**LOADERS, **SYNTHETIC}[name]()
+        except FileNotFoundError as error:
+            print(f"skipped {name}: {error}", file=sys.stderr)
+            continue
         started = time.perf_counter()
         scored = lf.pairs(task.left, task.columns, other=task.right)
         elapsed = time.perf_counter() - started
@@ -127,14 +135,30 @@ def match_quality(names: list[str]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", nargs="*", choices=sorted(LOADERS))
+    parser.add_argument("--only", nargs="*", choices=sorted({**LOADERS, **SYNTHETIC}))
+    parser.add_argument(
+        "--record-key",
+        choices=["lsh", "neighbours"],
+        help="the record key plain columns get (default: the library's)",
+    )
+    parser.add_argument(
+        "--customers",
+        action="store_true",
+        help="with --match, also make_customers 5k, 20k and 100k (built in)",
+    )
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument(
         "--match", action="store_true", help="measure lf.pairs with its defaults"
     )
     arguments = parser.parse_args()
+    if arguments.record_key:
+        blocking.PLAIN_RECORD_KEY = arguments.record_key
     if arguments.match:
-        match_quality(arguments.only or list(LOADERS))
+        names = arguments.only or [
+            *LOADERS,
+            *(SYNTHETIC if arguments.customers else []),
+        ]
+        match_quality(names)
         return
     warnings.simplefilter("ignore")
     print(_common.report_header("Blocking on any table", []))
