@@ -481,8 +481,12 @@ def identifier_field(column: Hashable) -> Field:
 #: only), and the key would find (almost) no pair.
 LINK_KEY_MIN_MEETING = 0.01
 #: How plain column names are blocked besides their exact keys: one record-level
-#: key of this kind over every column ("lsh" or "neighbours").
-PLAIN_RECORD_KEY: BlockingKind = "lsh"
+#: key over every column, "lsh" or "neighbours", or "both" (the LSH record key
+#: and a neighbours key labelled NEIGHBOURS_KEY; the match model then chooses
+#: which of their pairs to learn from, see lsh_frame.compare.training_pairs).
+PLAIN_RECORD_KEY: Literal["lsh", "neighbours", "both"] = "both"
+#: The label of the neighbours key of plain columns (with "both").
+NEIGHBOURS_KEY = "record_neighbours"
 
 
 def _check_frame(frame: Any, role: str, owner: str) -> pd.DataFrame:
@@ -824,7 +828,7 @@ def decide_keys(
             )
             bucket = (
                 NEIGHBOURS_IDENTIFIER_BUCKET
-                if PLAIN_RECORD_KEY == "neighbours"
+                if PLAIN_RECORD_KEY in ("neighbours", "both")
                 else IDENTIFIER_BUCKET
             )
             identifies = profile.identifies(n_records, bucket)
@@ -850,6 +854,8 @@ def decide_keys(
             blocking="neighbours" if PLAIN_RECORD_KEY == "neighbours" else "lsh",
         )
         specs = [record]
+        if PLAIN_RECORD_KEY == "both":
+            specs.append(Field(columns, name=NEIGHBOURS_KEY, blocking="neighbours"))
     for spec in specs:
         if spec.blocking is None:
             decisions.append(f"{spec.label}: compared only, no blocking key")
