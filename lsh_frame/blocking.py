@@ -828,7 +828,7 @@ def decide_keys(
             )
             bucket = (
                 NEIGHBOURS_IDENTIFIER_BUCKET
-                if PLAIN_RECORD_KEY in ("neighbours", "both")
+                if PLAIN_RECORD_KEY == "neighbours"
                 else IDENTIFIER_BUCKET
             )
             identifies = profile.identifies(n_records, bucket)
