@@ -11,6 +11,7 @@ and the decision is made once from summaries that add up over partitions
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 from typing import Any
 
@@ -36,6 +37,8 @@ from lsh_frame.compare import (
     force_identical,
     identical_mask,
     learn_model,
+    learns_from_assignment,
+    link_shape,
     plan_score,
     provisional_matches,
     score_fields,
@@ -53,7 +56,7 @@ from lsh_frame.dask._tables import (
     route,
     shared,
 )
-from lsh_frame.one_to_one import OneToOne, check_one_to_one
+from lsh_frame.one_to_one import OneToOne, assignment_split, check_one_to_one
 
 _ASKER, _NUMBER, _POSITION = "__lsh_asker", "__lsh_number", "__lsh_position"
 
@@ -191,11 +194,31 @@ def _spread(scored: _Scored) -> ScoreSpread:
     return ScoreSpread.of(score[~scored[2]])
 
 
-def _level_table(scored: _Scored, plan: ScorePlan, cut: float) -> LevelTable:
+def _level_table(
+    scored: _Scored,
+    plan: ScorePlan,
+    cut: float,
+    assigned: npt.NDArray[np.bool_] | None = None,
+) -> LevelTable:
     _, columns, identical = scored
     levels = plan.levels(field_scores(plan, columns))
-    provisional = provisional_matches(plan, columns["score"], cut)
+    provisional = (
+        provisional_matches(plan, columns["score"], cut)
+        if assigned is None
+        else assigned
+    )
     return LevelTable.of(without(levels, identical), provisional[~identical])
+
+
+def _link_candidates(scored: _Scored) -> pd.DataFrame:
+    pairs, columns, _ = scored
+    return pd.DataFrame(
+        {
+            "left": pairs["left"].to_numpy(),
+            "right": pairs["right"].to_numpy(),
+            "score": np.asarray(columns["score"], dtype=np.float64),
+        }
+    )
 
 
 def _decided(
@@ -350,6 +373,24 @@ def score_parts(
     _progress.step("deciding matches")
     model, fit, cut = plan.given_model, None, None
     chosen: float | None = None
+    shape = None
+    assigned: list[Any] = [None] * len(scored)
+    if plan.link and one_to_one is not False:
+        # Whether the link looks one-to-one, and the assignment "auto" learns
+        # from, need every candidate's score: three numbers a pair.
+        parts = compute(*[delayed(_link_candidates)(s) for s in scored])
+        every = pd.concat(parts, ignore_index=True)
+        left_at = _positions(every["left"], tables[0].index, "left", owner)
+        right_at = _positions(every["right"], tables[-1].index, "right", owner)
+        every_score = every["score"].to_numpy(dtype=np.float64)
+        shape = link_shape(plan, one_to_one, left_at, right_at, every_score)
+        if model is None and learns_from_assignment(plan, shape):
+            chosen_pairs = assignment_split(left_at, right_at, every_score)
+            bounds = np.cumsum([0] + [len(part) for part in parts])
+            assigned = [
+                chosen_pairs[start:stop]
+                for start, stop in itertools.pairwise(bounds.tolist())
+            ]
     if model is None:
         if plan.min_score == "auto":
             spread = ScoreSpread.merge(
@@ -361,10 +402,13 @@ def score_parts(
         chosen = cut
         if plan.min_score == "auto":
             tables_ = compute(
-                *[delayed(_level_table)(s, task_plan, cut) for s in scored]
+                *[
+                    delayed(_level_table)(s, task_plan, cut, chosen_part)
+                    for s, chosen_part in zip(scored, assigned, strict=True)
+                ]
             )
             model, fit = learn_model(plan.labels, LevelTable.merge(list(tables_)))
-    attrs = scored_attrs(plan, chosen, model, fit)
+    attrs = scored_attrs(plan, chosen, model, fit, shape)
     if not plan.link or one_to_one is False:
         attrs["one_to_one"] = no_choice(one_to_one, plan.link)
         decided = [delayed(_decided)(s, task_plan, model, cut, attrs) for s in scored]
@@ -375,5 +419,5 @@ def score_parts(
         [delayed(_decided)(s, task_plan, model, cut, attrs) for s in scored]
     )
     return one_to_one_parts(
-        decided, tables, one_to_one, plan, model, chosen, needed, attrs, owner
+        decided, tables, one_to_one, plan, model, chosen, needed, attrs, owner, shape
     )
