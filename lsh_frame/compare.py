@@ -72,6 +72,7 @@ from lsh_frame.model import (
     MatchModel,
     ScoreSpread,
     auto_min_score,
+    cuts_for,
     learn_model,
 )
 from lsh_frame.one_to_one import (
@@ -703,6 +704,14 @@ class ScorePlan:
         return given.cuts if given is not None else LEVEL_CUTS
 
     @property
+    def field_cuts(self) -> dict[str, tuple[float, ...]]:
+        """Level cuts of each counted field: the given model's, or by comparison."""
+        given = self.given_model
+        if given is not None:
+            return {label: given.cuts_of(label) for label in self.labels}
+        return {label: cuts_for(self.comparisons[label]) for label in self.labels}
+
+    @property
     def labels(self) -> list[str]:
         """Labels of the counted fields, in order (the model's field columns)."""
         return [spec.label for spec in self.counted]
@@ -712,7 +721,9 @@ class ScorePlan:
     ) -> dict[str, npt.NDArray[np.intp]]:
         """Match-model levels of the counted fields."""
         return {
-            spec.label: MatchModel.levels(field_scores[spec.label], self.cuts)
+            spec.label: MatchModel.levels(
+                field_scores[spec.label], self.field_cuts[spec.label]
+            )
             for spec in self.counted
         }
 
@@ -1159,7 +1170,7 @@ def _score(
                 else provisional
             )
             learned = LevelTable.of(without(levels, identical), learn_from[~identical])
-            model, fit = learn_model(plan.labels, learned)
+            model, fit = learn_model(plan.labels, learned, plan.field_cuts)
     probability, match = force_identical(
         *decide(plan, model, levels, provisional), identical
     )

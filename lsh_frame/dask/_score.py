@@ -407,7 +407,9 @@ def score_parts(
                     for s, chosen_part in zip(scored, assigned, strict=True)
                 ]
             )
-            model, fit = learn_model(plan.labels, LevelTable.merge(list(tables_)))
+            model, fit = learn_model(
+                plan.labels, LevelTable.merge(list(tables_)), plan.field_cuts
+            )
     attrs = scored_attrs(plan, chosen, model, fit, shape)
     if not plan.link or one_to_one is False:
         attrs["one_to_one"] = no_choice(one_to_one, plan.link)
