@@ -414,3 +414,23 @@ def test_dask_equals_pandas(
         dleft.lsh.pairs(COLUMNS, one_to_one=True)
     with pytest.raises(lf.ConfigError, match="'one_to_one' parameter"):
         dleft.lsh.link(dright, COLUMNS, one_to_one="sometimes")
+
+
+def test_a_clear_best_candidate_is_measured_per_table() -> None:
+    from lsh_frame.one_to_one import clear_best
+
+    left = np.array([0, 0, 1, 1, 2])
+    right = np.array([0, 1, 1, 2, 2])
+    # Record 0's second (0.85) is within 0.9 of its best (0.9); record 1's
+    # (0.3 against 0.8) is not; record 2 has one candidate and is not counted.
+    score = np.array([0.9, 0.85, 0.8, 0.3, 0.7])
+    shape = clear_best(left, right, score)
+    assert shape["close_second"]["left"] == 0.5
+    assert shape["clear"] is False  # half of the left records: not under half
+    shape = clear_best(left, right, np.array([0.9, 0.5, 0.8, 0.3, 0.7]))
+    assert shape["close_second"]["left"] == 0.0 and shape["clear"] is True
+    nothing = clear_best(left[:0], right[:0], score[:0])
+    assert nothing["clear"] is True and nothing["close_second"] == {
+        "left": 0.0,
+        "right": 0.0,
+    }
