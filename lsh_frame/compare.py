@@ -73,9 +73,16 @@ from lsh_frame.model import (
     MatchModel,
     ScoreSpread,
     auto_min_score,
+    cuts_for,
     learn_model,
 )
-from lsh_frame.one_to_one import OneToOne, check_one_to_one, choose
+from lsh_frame.one_to_one import (
+    OneToOne,
+    assignment_split,
+    check_one_to_one,
+    choose,
+    clear_best,
+)
 from lsh_frame.shingle import normalize, tokenize
 from lsh_frame.vectors import VECTOR_KINDS, vector_scores
 
@@ -698,6 +705,14 @@ class ScorePlan:
         return given.cuts if given is not None else LEVEL_CUTS
 
     @property
+    def field_cuts(self) -> dict[str, tuple[float, ...]]:
+        """Level cuts of each counted field: the given model's, or by comparison."""
+        given = self.given_model
+        if given is not None:
+            return {label: given.cuts_of(label) for label in self.labels}
+        return {label: cuts_for(self.comparisons[label]) for label in self.labels}
+
+    @property
     def labels(self) -> list[str]:
         """Labels of the counted fields, in order (the model's field columns)."""
         return [spec.label for spec in self.counted]
@@ -707,7 +722,9 @@ class ScorePlan:
     ) -> dict[str, npt.NDArray[np.intp]]:
         """Match-model levels of the counted fields."""
         return {
-            spec.label: MatchModel.levels(field_scores[spec.label], self.cuts)
+            spec.label: MatchModel.levels(
+                field_scores[spec.label], self.field_cuts[spec.label]
+            )
             for spec in self.counted
         }
 
@@ -987,6 +1004,7 @@ def one_to_one_matches(
     combined: npt.NDArray[np.float64],
     match: npt.NDArray[np.bool_],
     within: Callable[..., Any],
+    shape: dict[str, Any] | None = None,
 ) -> tuple[npt.NDArray[np.bool_], dict[str, Any]]:
     """Return ``match`` after the one-to-one choice, and its attrs record."""
     matched = np.flatnonzero(match)
@@ -998,6 +1016,7 @@ def one_to_one_matches(
         probability=None if probability is None else probability[matched],
         score=combined[matched],
         within=within,
+        shape=shape,
     )
     if not keep.all():
         match = match.copy()
@@ -1024,17 +1043,57 @@ def found_only_by_neighbours(pairs: pd.DataFrame) -> npt.NDArray[np.bool_]:
     return np.asarray((pairs["found_by"] == NEIGHBOURS_KEY).to_numpy(dtype=bool))
 
 
+def link_shape(
+    plan: ScorePlan,
+    one_to_one: OneToOne,
+    left: npt.NDArray[np.int64],
+    right: npt.NDArray[np.int64],
+    combined: npt.NDArray[np.float64],
+) -> dict[str, Any] | None:
+    """:func:`clear_best` of a link's candidates, when one-to-one may apply."""
+    if not plan.link or one_to_one is False:
+        return None
+    return clear_best(left, right, combined)
+
+
+def learns_from_assignment(plan: ScorePlan, shape: dict[str, Any] | None) -> bool:
+    """Whether ``"auto"`` learns from the one-to-one assignment, not the cut.
+
+    A link whose records each have one clear best candidate
+    (:func:`clear_best`, unless ``one_to_one=False``) learns its model from
+    the greedy one-to-one choice by score (:func:`assignment_split`): no
+    valley is needed, so it works where the matches' scores spread over the
+    whole scale (product titles: Abt-Buy pair F1 0.04 with the cut, 0.77
+    with the assignment). A dedupe, or a link where a table holds several
+    records of an entity, learns from the cut.
+    """
+    return (
+        plan.link
+        and plan.min_score == "auto"
+        and shape is not None
+        and bool(shape["clear"])
+    )
+
+
 def scored_attrs(
     plan: ScorePlan,
     chosen: float | None,
     model: MatchModel | None,
     fit: dict[str, Any] | None,
+    shape: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Return the ``attrs["lsh_frame"]`` of scored pairs."""
     given = plan.given_model
     return {
         "link": plan.link,
         "min_score": chosen,
+        "provisional": (
+            "one-to-one assignment"
+            if learns_from_assignment(plan, shape)
+            else "score >= min_score"
+        )
+        if plan.min_score == "auto" and given is None
+        else None,
         "min_score_rule": "auto"
         if plan.min_score == "auto"
         else ("model" if given is not None else "given"),
@@ -1111,6 +1170,7 @@ def _score(
 
     _progress.step("deciding matches")
     combined = columns["score"]
+    shape = link_shape(plan, one_to_one, *positions, combined)
     levels = plan.levels(field_scores(plan, columns))
     chosen: float | None = None
     model, fit = plan.given_model, None
@@ -1124,8 +1184,12 @@ def _score(
         provisional = provisional_matches(plan, combined, cut)
         chosen = cut if cut is not None else float(plan.min_score)  # type: ignore[arg-type]
         if plan.min_score == "auto":
-            learned = LevelTable.of(without(levels, identical), provisional[~identical])
-            model, fit = learn_model(plan.labels, learned)
+            assigned = learns_from_assignment(plan, shape)
+            learn_from = (
+                assignment_split(*positions, combined) if assigned else provisional
+            )
+            learned = LevelTable.of(without(levels, identical), learn_from[~identical])
+            model, fit = learn_model(plan.labels, learned, plan.field_cuts)
             alone = found_only_by_neighbours(pairs)
             if model is not None and alone.any():
                 match = decide(plan, model, levels, provisional)[1] & ~identical
@@ -1135,12 +1199,27 @@ def _score(
                     left_out = identical | alone
                     other_cut = ScoreSpread.of(combined[~left_out]).cut()
                     split = provisional_matches(plan, combined, other_cut)
+                    if assigned:
+                        split = np.zeros(len(combined), dtype=bool)
+                        kept = np.flatnonzero(~left_out)
+                        split[kept] = assignment_split(
+                            positions[0][kept], positions[1][kept], combined[kept]
+                        )
                     retrained, refit = learn_model(
                         plan.labels,
                         LevelTable.of(without(levels, left_out), split[~left_out]),
+                        plan.field_cuts,
                     )
                     if retrained is not None:
-                        model, chosen, provisional = retrained, other_cut, split
+                        # Its matches are nearly all among the other keys'
+                        # pairs: among all pairs they are as many, a smaller
+                        # share.
+                        kept_share = float((~left_out).sum() / max((~identical).sum(), 1))
+                        retrained = dataclasses.replace(
+                            retrained, prior=max(retrained.prior * kept_share, 1e-9)
+                        )
+                        model, chosen = retrained, other_cut
+                        provisional = provisional_matches(plan, combined, other_cut)
                         fit = {**(refit or {}), "trained_on": "other keys' pairs"}
                 fit["found_by_other_keys"] = round(share, 4)
     probability, match = force_identical(
@@ -1153,12 +1232,12 @@ def _score(
         )
 
     match, chosen_one_to_one = one_to_one_matches(
-        one_to_one, plan, *positions, probability, combined, match, within
+        one_to_one, plan, *positions, probability, combined, match, within, shape
     )
     if probability is not None:
         columns["match_probability"] = probability
     columns["match"] = match
-    attrs = scored_attrs(plan, chosen, model, fit)
+    attrs = scored_attrs(plan, chosen, model, fit, shape)
     attrs["one_to_one"] = chosen_one_to_one
     return scored_frame(pairs, columns, attrs)
 

@@ -166,6 +166,19 @@ class ScoreSpread:
 #: these four, 0.9531 with seven (cuts every 0.1 down to 0.5, where EM settled
 #: on a fit that missed 8% of the matches).
 LEVEL_CUTS: tuple[float, ...] = (0.99, 0.9, 0.8)
+#: Cuts of comparisons whose true pairs spread over the whole scale (a TF-IDF
+#: cosine of product titles: Abt-Buy's true pairs score 0.2-0.9), where the
+#: four levels would put nearly every pair in the lowest.
+FINE_CUTS: tuple[float, ...] = (0.99, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3)
+#: The comparisons read at FINE_CUTS.
+FINE_COMPARISONS = frozenset({"tfidf"})
+
+
+def cuts_for(comparison: str) -> tuple[float, ...]:
+    """Level cuts of a field compared with ``comparison``."""
+    return FINE_CUTS if comparison in FINE_COMPARISONS else LEVEL_CUTS
+
+
 #: The cuts of models saved before the finer levels (three levels).
 _CLASSIC_CUTS: tuple[float, ...] = (0.99, 0.8)
 
@@ -235,7 +248,9 @@ def _level_frequencies(
 
 
 def _differ_together(
-    patterns: npt.NDArray[np.intp], weights: npt.NDArray[np.float64], size: int
+    patterns: npt.NDArray[np.intp],
+    weights: npt.NDArray[np.float64],
+    size: int | npt.NDArray[np.intp],
 ) -> npt.NDArray[np.bool_]:
     """Which fields differ together with each field (rows; a field with itself).
 
@@ -246,6 +261,7 @@ def _differ_together(
     ``_TOGETHER``.
     """
     fields = patterns.shape[1]
+    size = np.broadcast_to(np.asarray(size, dtype=np.intp), (fields,))
     present = patterns < size
     differs = patterns == size - 1
     together = np.eye(fields, dtype=bool)
@@ -357,8 +373,18 @@ class MatchModel:
     #: Counted fields left out because no candidate pair had a value in them
     #: (every score missing): they neither help nor hurt a decision.
     no_values: tuple[str, ...] = ()
-    #: The level cuts of the field scores (see :data:`LEVEL_CUTS`).
+    #: The level cuts of the field scores (see :data:`LEVEL_CUTS`) ...
     cuts: tuple[float, ...] = LEVEL_CUTS
+    #: ... and of the fields read at other cuts (:func:`cuts_for`).
+    field_cuts: dict[str, tuple[float, ...]] = dataclasses.field(default_factory=dict)
+
+    def cuts_of(self, label: str) -> tuple[float, ...]:
+        """Level cuts of one field."""
+        return self.field_cuts.get(label, self.cuts)
+
+    def size_of(self, label: str) -> int:
+        """Return the number of levels of a present score of one field."""
+        return len(self.cuts_of(label)) + 1
 
     @property
     def size(self) -> int:
@@ -393,23 +419,32 @@ class MatchModel:
                 f"with min_score='auto' ({type(error).__name__}: {error})."
             ) from None
         cuts = learned.get("cuts", list(_CLASSIC_CUTS))
-        if (
-            not isinstance(cuts, (list, tuple))
-            or not cuts
-            or not all(
-                isinstance(cut, numbers.Real) and not isinstance(cut, bool)
-                for cut in cuts
-            )
-            or list(cuts) != sorted(cuts, reverse=True)
-            or len(set(cuts)) != len(cuts)
+        field_cuts = learned.get("field_cuts", {})
+        if not isinstance(field_cuts, dict) or not all(
+            label in m for label in field_cuts
         ):
             raise ConfigError(
-                f"{owner} got a learned model whose 'cuts' are not a falling list of "
-                f"score cuts. Got {cuts!r}."
+                f"{owner} got a learned model whose 'field_cuts' is not a mapping of "
+                f"its fields to cuts. Got {field_cuts!r}."
             )
+        for given in [cuts, *field_cuts.values()]:
+            if (
+                not isinstance(given, (list, tuple))
+                or not given
+                or not all(
+                    isinstance(cut, numbers.Real) and not isinstance(cut, bool)
+                    for cut in given
+                )
+                or list(given) != sorted(given, reverse=True)
+                or len(set(given)) != len(given)
+            ):
+                raise ConfigError(
+                    f"{owner} got a learned model whose 'cuts' are not a falling list "
+                    f"of score cuts. Got {given!r}."
+                )
         size = len(cuts) + 1
         valid = 0 < prior < 1 and all(
-            table[label].shape == (size,)
+            table[label].shape == (len(field_cuts.get(label, cuts)) + 1,)
             and np.all(table[label] > 0)
             and abs(table[label].sum() - 1) < 1e-3
             for table in (m, u)
@@ -447,6 +482,10 @@ class MatchModel:
             compare=dict(compare),
             no_values=tuple(no_values),
             cuts=tuple(float(cut) for cut in cuts),
+            field_cuts={
+                label: tuple(float(cut) for cut in given)
+                for label, given in field_cuts.items()
+            },
         )
 
     @staticmethod
@@ -474,8 +513,21 @@ class MatchModel:
         return cls.learn_table(list(levels), LevelTable.of(levels, match))
 
     @classmethod
-    def learn_table(cls, labels: list[str], table: LevelTable) -> MatchModel | None:
-        """:meth:`learn` from a :class:`LevelTable` of the pairs (fields ``labels``)."""
+    def learn_table(
+        cls,
+        labels: list[str],
+        table: LevelTable,
+        field_cuts: dict[str, tuple[float, ...]] | None = None,
+    ) -> MatchModel | None:
+        """:meth:`learn` from a :class:`LevelTable` of the pairs (fields ``labels``).
+
+        ``field_cuts`` gives the cuts of fields not read at :data:`LEVEL_CUTS`.
+        """
+        field_cuts = {
+            label: cuts
+            for label, cuts in (field_cuts or {}).items()
+            if label in labels and cuts != LEVEL_CUTS
+        }
         match = table.rows[:, -1].astype(bool)
         total = table.pairs
         matches = int(table.counts[match].sum())
@@ -483,16 +535,16 @@ class MatchModel:
             return None
         m: dict[str, npt.NDArray[np.float64]] = {}
         u: dict[str, npt.NDArray[np.float64]] = {}
-        size = len(LEVEL_CUTS) + 1
-        side = match.astype(np.intp) * (size + 1)
         for column, label in enumerate(labels):
+            size = len(field_cuts.get(label, LEVEL_CUTS)) + 1
+            side = match.astype(np.intp) * (size + 1)
             # One count of (side, level): non-matches first, then matches.
             counts = np.zeros(2 * (size + 1), dtype=np.int64)
             at = table.rows[:, column].astype(np.intp) + side
             np.add.at(counts, at, table.counts)
             for target, part in ((u, counts[:size]), (m, counts[size + 1 : -1])):
                 target[label] = (part + _SMOOTHING) / (part.sum() + size * _SMOOTHING)
-        return cls(prior=matches / total, m=m, u=u)
+        return cls(prior=matches / total, m=m, u=u, field_cuts=field_cuts)
 
     @classmethod
     def refine(
@@ -634,19 +686,22 @@ class MatchModel:
         contributions = self._contributions(labels, patterns)
         total = np.log(self.prior / (1 - self.prior)) + contributions.sum(axis=1)
         unmatched = weights * (1 - self._pattern_probability(labels, patterns))
-        together = _differ_together(patterns, unmatched, self.size)
+        sizes = np.array([self.size_of(label) for label in labels], dtype=np.intp)
+        together = _differ_together(patterns, unmatched, sizes)
         expected = self.prior * weights.sum()
         m: dict[str, npt.NDArray[np.float64]] = {}
         for column, label in enumerate(labels):
             others = total - contributions[:, together[column]].sum(axis=1)
             sure = weights * (others >= _SURE_LOG_ODDS)
-            seen = sure[patterns[:, column] < self.size].sum()
+            seen = sure[patterns[:, column] < sizes[column]].sum()
             if seen < _SURE_MIN_SHARE * expected:
                 # Too few pairs are sure without this field (and the fields
                 # that differ with it) to estimate its m: keep the one it has.
                 m[label] = self.m[label]
                 continue
-            m[label] = _level_frequencies(patterns[:, column], sure, self.size)
+            m[label] = _level_frequencies(
+                patterns[:, column], sure, self.size_of(label)
+            )
         return dataclasses.replace(self, m=m)
 
     def expectation_maximisation(
@@ -668,11 +723,15 @@ class MatchModel:
             matched = weights * probability
             unmatched = weights - matched
             m = {
-                label: _level_frequencies(patterns[:, column], matched, self.size)
+                label: _level_frequencies(
+                    patterns[:, column], matched, self.size_of(label)
+                )
                 for column, label in enumerate(labels)
             }
             u = {
-                label: _level_frequencies(patterns[:, column], unmatched, self.size)
+                label: _level_frequencies(
+                    patterns[:, column], unmatched, self.size_of(label)
+                )
                 for column, label in enumerate(labels)
             }
             prior = float(matched.sum() / weights.sum())
@@ -712,7 +771,7 @@ class MatchModel:
         """Posterior probability that each pair is a match."""
         return self.probability_of_levels(
             {
-                label: self.levels(values, self.cuts)
+                label: self.levels(values, self.cuts_of(label))
                 for label, values in field_scores.items()
             }
         )
@@ -735,6 +794,9 @@ class MatchModel:
             "prior": self.prior,
             "levels": level_names(self.cuts),
             "cuts": list(self.cuts),
+            "field_cuts": {
+                label: list(cuts) for label, cuts in self.field_cuts.items()
+            },
             "fields": {
                 label: {
                     "m": self.m[label].tolist(),
@@ -748,7 +810,9 @@ class MatchModel:
 
 
 def learn_model(
-    labels: list[str], table: LevelTable
+    labels: list[str],
+    table: LevelTable,
+    field_cuts: dict[str, tuple[float, ...]] | None = None,
 ) -> tuple[MatchModel | None, dict[str, Any] | None]:
     """Learn the model of ``"auto"`` from the level table of all pairs; and its fit.
 
@@ -758,13 +822,17 @@ def learn_model(
     # it would count towards the fields needed to refine, and the soundness
     # check (agreeing must weigh more than differing) takes it for a flipped
     # fit. Leave it out, so the model is the one learned without it.
-    empty = np.all(table.rows[:, :-1] == len(LEVEL_CUTS) + 1, axis=0)
+    field_cuts = field_cuts or {}
+    missing = np.array(
+        [len(field_cuts.get(label, LEVEL_CUTS)) + 1 for label in labels], dtype=np.intp
+    )
+    empty = np.all(table.rows[:, :-1] == missing, axis=0)
     no_values = tuple(label for label, none in zip(labels, empty, strict=True) if none)
     if no_values:
         keep = [column for column, none in enumerate(empty) if not none]
         labels = [labels[column] for column in keep]
         table = LevelTable(*_summed_rows(table.rows[:, [*keep, -1]], table.counts))
-    model = MatchModel.learn_table(labels, table) if labels else None
+    model = MatchModel.learn_table(labels, table, field_cuts) if labels else None
     if model is None:
         return None, None
     patterns, counts = table.fields()

@@ -85,7 +85,7 @@ DEDUPE = Budget(relative=0.5, floor=0.2, factor=2, least=2, most=100)
 #: Two tables: a record has few matches in the other table, and many records
 #: that look alike there (namesakes, product variants) are not duplicates of
 #: each other, so it keeps only those that look closest.
-LINK = Budget(relative=0.7, floor=0.0, factor=1, least=1, most=100)
+LINK = Budget(relative=0.7, floor=0.0, factor=1, least=0, most=100)
 #: Look-up work (postings visited) allowed for any table ...
 WORK_FLOOR = 60_000_000
 #: ... and per record, for large tables.

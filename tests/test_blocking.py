@@ -147,8 +147,10 @@ def test_plain_columns_let_the_data_decide(customers):
     assert "phone: exact key" in decided and "email: exact key" in decided
     assert "city: no key of its own" in decided
     assert "record: lsh key" in decided
+    # Plain columns get both record keys: the LSH one and the neighbours one.
     labels = [key.label for key in context.keys]
-    assert labels[-1] == "record" and "city" not in labels
+    assert labels[-2:] == ["record", "record_neighbours"] and "city" not in labels
+    assert "record_neighbours: neighbours key" in decided
 
 
 def test_defaults_find_true_pairs(customers):

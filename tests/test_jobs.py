@@ -275,10 +275,12 @@ def test_merge_inner_is_the_matched_pairs(
     left, right = two_tables
     before = (_frozen(left), _frozen(right))
     merged = _mapped_merge(left, right)
+    # merge keeps every match unless asked (one_to_one=False, its default).
     linked = left.lsh.link(
         right,
         left_on=["given_name", "surname", "date_of_birth", "email"],
         right_on=["first", "last", "date_of_birth", "email"],
+        one_to_one=False,
     )
     matched = linked[linked["match"]]
     assert len(merged) == len(matched)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -175,3 +176,35 @@ def test_leaving_out_fields_that_differ_together_finds_people_who_moved():
     found = careful.probability_of_levels(levels) >= 0.5
     assert found[moved].mean() > 0.8
     assert found[~truth].mean() < 0.01
+
+
+def test_long_text_fields_are_read_at_finer_levels():
+    words = [f"w{i}" for i in range(400)]
+    rng = np.random.default_rng(9)
+    titles = [" ".join(rng.choice(words, 8)) for _ in range(300)]
+    frame = pd.DataFrame(
+        {"title": titles + titles, "code": [f"c{i}" for i in range(600)]}
+    )
+    pairs = pd.DataFrame(
+        {
+            "left": np.arange(300),
+            "right": (np.arange(300) + rng.integers(0, 2, 300) * 7) % 600,
+        }
+    )
+    scored = lf.score(frame, pairs, ["title", "code"])
+    info = scored.attrs["lsh_frame"]
+    assert info["compare"]["title"] == "tfidf"
+    learned = info["model"]
+    assert learned["field_cuts"] == {"title": list(model.FINE_CUTS)}
+    assert len(learned["fields"]["title"]["m"]) == len(model.FINE_CUTS) + 1
+    assert len(learned["fields"]["code"]["m"]) == len(model.LEVEL_CUTS) + 1
+    again = lf.score(frame, pairs, ["title", "code"], min_score=learned)
+    np.testing.assert_allclose(
+        again["match_probability"].to_numpy(), scored["match_probability"].to_numpy()
+    )
+    broken = {**learned, "field_cuts": {"title": [0.3, 0.9]}}
+    with pytest.raises(lf.ConfigError, match="cuts"):
+        model.MatchModel.from_dict(broken)
+    elsewhere = {**learned, "field_cuts": {"nope": list(model.FINE_CUTS)}}
+    with pytest.raises(lf.ConfigError, match="field_cuts"):
+        model.MatchModel.from_dict(elsewhere)

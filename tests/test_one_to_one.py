@@ -188,6 +188,9 @@ def test_auto_applies_when_several_matches_are_confusions() -> None:
         "duplicates": {"left": 0, "right": 0},
         "duplicate_cut": {"score": pytest.approx(0.9)},
         "dropped": 6,
+        # Partner and confusion score alike: no clear best, so the pairs of
+        # best matches decided.
+        "clear_best": {"left": 1.0, "right": 0.0},
     }
     assert "0 of the 6 pairs" in info["reason"] and "confusions" in info["reason"]
     # Only match changes: the rows, their scores and order stay.
@@ -246,8 +249,11 @@ def test_auto_with_a_learned_model(customers: pd.DataFrame) -> None:
     scored = lf.link(left, right, COLUMNS)
     info = scored.attrs["lsh_frame"]["one_to_one"]
     assert scored.attrs["lsh_frame"]["model"] is not None
-    assert info["applied"] and info["dropped"] > 0
-    assert set(info["duplicate_cut"]) == {"score"}  # probabilities saturate
+    # Each record's match stands out: one-to-one applies without checking
+    # pairs of best matches, and the model learnt from the assignment.
+    assert info["applied"] and info["checked"] is None
+    assert max(info["clear_best"].values()) < 0.5
+    assert scored.attrs["lsh_frame"]["provisional"] == "one-to-one assignment"
     matched = scored[scored["match"]]
     assert matched["left"].is_unique and matched["right"].is_unique
     # The right table now holds each customer's other records: duplicates.
@@ -277,9 +283,11 @@ def test_link_pairs_score_and_accessor_agree(customers: pd.DataFrame) -> None:
             linked[["left", "right"]], COLUMNS, other=right, one_to_one=rule
         )
         pd.testing.assert_series_equal(rescored["match"], linked["match"])
-    assert lf.link(left, right, COLUMNS, one_to_one=False)["match"].sum() > (
-        lf.link(left, right, COLUMNS)["match"].sum()
-    )
+    loose = lf.link(left, right, COLUMNS, one_to_one=False)
+    assert loose.attrs["lsh_frame"]["provisional"] == "score >= min_score"
+    assert not loose.loc[loose["match"], "right"].is_unique
+    strict = lf.link(left, right, COLUMNS)
+    assert strict.loc[strict["match"], "right"].is_unique
 
 
 def test_merge_passes_its_rule_to_link(customers: pd.DataFrame) -> None:
@@ -344,7 +352,7 @@ def test_the_command_line_takes_a_rule(
                      "-q", "-o", str(output), *extra]  # fmt: skip
         assert cli.main(arguments) == 0
         counts[rule] = int(pd.read_csv(output)["match"].sum())
-    assert counts["auto"] == counts[None] < counts["no"]
+    assert counts["auto"] == counts[None] != counts["no"]
 
 
 # ----------------------------------------------------------------------------
@@ -384,7 +392,8 @@ def test_dask_equals_pandas(
         )
     assert want.attrs["lsh_frame"]["one_to_one"]["checked"] is None  # rule False
     auto = lf.link(left, right, COLUMNS)
-    assert auto.attrs["lsh_frame"]["one_to_one"]["dropped"] > 0
+    assert auto.attrs["lsh_frame"]["one_to_one"]["applied"]
+    assert auto.attrs["lsh_frame"]["provisional"] == "one-to-one assignment"
     # Given pairs in several partitions; a numeric cut instead of a model.
     pairs = dd.from_pandas(auto[["left", "right"]], npartitions=3, sort=False)
     same(
@@ -405,3 +414,23 @@ def test_dask_equals_pandas(
         dleft.lsh.pairs(COLUMNS, one_to_one=True)
     with pytest.raises(lf.ConfigError, match="'one_to_one' parameter"):
         dleft.lsh.link(dright, COLUMNS, one_to_one="sometimes")
+
+
+def test_a_clear_best_candidate_is_measured_per_table() -> None:
+    from lsh_frame.one_to_one import clear_best
+
+    left = np.array([0, 0, 1, 1, 2])
+    right = np.array([0, 1, 1, 2, 2])
+    # Record 0's second (0.85) is within 0.9 of its best (0.9); record 1's
+    # (0.3 against 0.8) is not; record 2 has one candidate and is not counted.
+    score = np.array([0.9, 0.85, 0.8, 0.3, 0.7])
+    shape = clear_best(left, right, score)
+    assert shape["close_second"]["left"] == 0.5
+    assert shape["clear"] is False  # half of the left records: not under half
+    shape = clear_best(left, right, np.array([0.9, 0.5, 0.8, 0.3, 0.7]))
+    assert shape["close_second"]["left"] == 0.0 and shape["clear"] is True
+    nothing = clear_best(left[:0], right[:0], score[:0])
+    assert nothing["clear"] is True and nothing["close_second"] == {
+        "left": 0.0,
+        "right": 0.0,
+    }

@@ -93,6 +93,7 @@ def one_to_one_parts(
     columns: list[Any],
     attrs: dict[str, Any],
     owner: str,
+    shape: dict[str, Any] | None = None,
 ) -> tuple[list[Any], dict[str, Any]]:
     """Decided pair partitions after the one-to-one choice, and the new attrs.
 
@@ -135,6 +136,7 @@ def one_to_one_parts(
         probability=probability,
         score=every["score"].to_numpy(dtype=np.float64),
         within=within,
+        shape=shape,
     )
     attrs = {**attrs, "one_to_one": info}
     local = every[_ROW].to_numpy(dtype=np.int64)

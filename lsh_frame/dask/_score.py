@@ -11,6 +11,7 @@ and the decision is made once from summaries that add up over partitions
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 from typing import Any
 
@@ -24,6 +25,7 @@ from lsh_frame._tfidf import DocumentFrequencies
 from lsh_frame._validation import check_columns
 from lsh_frame.blocking import Field, _as_fields
 from lsh_frame.compare import (
+    TRAIN_ON_OTHERS_SHARE,
     LevelTable,
     MatchModel,
     ScorePlan,
@@ -34,8 +36,11 @@ from lsh_frame.compare import (
     decide,
     field_scores,
     force_identical,
+    found_only_by_neighbours,
     identical_mask,
     learn_model,
+    learns_from_assignment,
+    link_shape,
     plan_score,
     provisional_matches,
     score_fields,
@@ -53,7 +58,7 @@ from lsh_frame.dask._tables import (
     route,
     shared,
 )
-from lsh_frame.one_to_one import OneToOne, check_one_to_one
+from lsh_frame.one_to_one import OneToOne, assignment_split, check_one_to_one
 
 _ASKER, _NUMBER, _POSITION = "__lsh_asker", "__lsh_number", "__lsh_position"
 
@@ -186,16 +191,61 @@ def _score_part(
     return pairs.drop(columns=[LEFT_POSITION, RIGHT_POSITION]), columns, identical
 
 
-def _spread(scored: _Scored) -> ScoreSpread:
+def _left_out(scored: _Scored, drop_alone: bool) -> npt.NDArray[np.bool_]:
+    """Return the pairs the model does not learn from.
+
+    Identical ones, and (when ``drop_alone``) those only the neighbours key of
+    plain columns found.
+    """
+    pairs, _, identical = scored
+    return identical | found_only_by_neighbours(pairs) if drop_alone else identical
+
+
+def _spread(scored: _Scored, drop_alone: bool = False) -> ScoreSpread:
     score = np.asarray(scored[1]["score"], dtype=np.float64)
-    return ScoreSpread.of(score[~scored[2]])
+    return ScoreSpread.of(score[~_left_out(scored, drop_alone)])
 
 
-def _level_table(scored: _Scored, plan: ScorePlan, cut: float) -> LevelTable:
-    _, columns, identical = scored
+def _alone_counts(
+    scored: _Scored, plan: ScorePlan, model: MatchModel, cut: float
+) -> tuple[int, int, int]:
+    """Pairs only the neighbours key found, matches, and matches others found."""
+    pairs, columns, identical = scored
     levels = plan.levels(field_scores(plan, columns))
     provisional = provisional_matches(plan, columns["score"], cut)
-    return LevelTable.of(without(levels, identical), provisional[~identical])
+    match = decide(plan, model, levels, provisional)[1] & ~identical
+    alone = found_only_by_neighbours(pairs)
+    return int(alone.sum()), int(match.sum()), int((match & ~alone).sum())
+
+
+def _level_table(
+    scored: _Scored,
+    plan: ScorePlan,
+    cut: float,
+    assigned: npt.NDArray[np.bool_] | None = None,
+    drop_alone: bool = False,
+) -> LevelTable:
+    _, columns, _ = scored
+    left_out = _left_out(scored, drop_alone)
+    levels = plan.levels(field_scores(plan, columns))
+    provisional = (
+        provisional_matches(plan, columns["score"], cut)
+        if assigned is None
+        else assigned
+    )
+    return LevelTable.of(without(levels, left_out), provisional[~left_out])
+
+
+def _link_candidates(scored: _Scored) -> pd.DataFrame:
+    pairs, columns, _ = scored
+    return pd.DataFrame(
+        {
+            "left": pairs["left"].to_numpy(),
+            "right": pairs["right"].to_numpy(),
+            "score": np.asarray(columns["score"], dtype=np.float64),
+            "alone": found_only_by_neighbours(pairs),
+        }
+    )
 
 
 def _decided(
@@ -350,6 +400,24 @@ def score_parts(
     _progress.step("deciding matches")
     model, fit, cut = plan.given_model, None, None
     chosen: float | None = None
+    shape = None
+    assigned: list[Any] = [None] * len(scored)
+    if plan.link and one_to_one is not False:
+        # Whether the link looks one-to-one, and the assignment "auto" learns
+        # from, need every candidate's score: three numbers a pair.
+        parts = compute(*[delayed(_link_candidates)(s) for s in scored])
+        every = pd.concat(parts, ignore_index=True)
+        left_at = _positions(every["left"], tables[0].index, "left", owner)
+        right_at = _positions(every["right"], tables[-1].index, "right", owner)
+        every_score = every["score"].to_numpy(dtype=np.float64)
+        shape = link_shape(plan, one_to_one, left_at, right_at, every_score)
+        bounds = np.cumsum([0] + [len(part) for part in parts]).tolist()
+        every_alone = every["alone"].to_numpy(dtype=bool)
+        if model is None and learns_from_assignment(plan, shape):
+            chosen_pairs = assignment_split(left_at, right_at, every_score)
+            assigned = [
+                chosen_pairs[start:stop] for start, stop in itertools.pairwise(bounds)
+            ]
     if model is None:
         if plan.min_score == "auto":
             spread = ScoreSpread.merge(
@@ -361,10 +429,55 @@ def score_parts(
         chosen = cut
         if plan.min_score == "auto":
             tables_ = compute(
-                *[delayed(_level_table)(s, task_plan, cut) for s in scored]
+                *[
+                    delayed(_level_table)(s, task_plan, cut, chosen_part)
+                    for s, chosen_part in zip(scored, assigned, strict=True)
+                ]
             )
-            model, fit = learn_model(plan.labels, LevelTable.merge(list(tables_)))
-    attrs = scored_attrs(plan, chosen, model, fit)
+            model, fit = learn_model(
+                plan.labels, LevelTable.merge(list(tables_)), plan.field_cuts
+            )
+            if model is not None:
+                counts = compute(
+                    *[delayed(_alone_counts)(s, task_plan, model, cut) for s in scored]
+                )
+                alone, matches, by_others = np.sum(counts, axis=0).tolist()
+                if alone:
+                    share = by_others / max(matches, 1)
+                    fit = {**(fit or {}), "trained_on": "all pairs"}
+                    if share >= TRAIN_ON_OTHERS_SHARE:
+                        other_cut = ScoreSpread.merge(
+                            list(compute(*[delayed(_spread)(s, True) for s in scored]))
+                        ).cut()
+                        others: list[Any] = [None] * len(scored)
+                        if assigned[0] is not None:
+                            kept = np.flatnonzero(~every_alone)
+                            split = np.zeros(every_alone.size, dtype=bool)
+                            split[kept] = assignment_split(
+                                left_at[kept], right_at[kept], every_score[kept]
+                            )
+                            others = [
+                                split[start:stop]
+                                for start, stop in itertools.pairwise(bounds)
+                            ]
+                        tables_ = compute(
+                            *[
+                                delayed(_level_table)(
+                                    s, task_plan, other_cut, part, True
+                                )
+                                for s, part in zip(scored, others, strict=True)
+                            ]
+                        )
+                        retrained, refit = learn_model(
+                            plan.labels,
+                            LevelTable.merge(list(tables_)),
+                            plan.field_cuts,
+                        )
+                        if retrained is not None:
+                            model, cut, chosen = retrained, other_cut, other_cut
+                            fit = {**(refit or {}), "trained_on": "other keys' pairs"}
+                    fit["found_by_other_keys"] = round(share, 4)
+    attrs = scored_attrs(plan, chosen, model, fit, shape)
     if not plan.link or one_to_one is False:
         attrs["one_to_one"] = no_choice(one_to_one, plan.link)
         decided = [delayed(_decided)(s, task_plan, model, cut, attrs) for s in scored]
@@ -375,5 +488,5 @@ def score_parts(
         [delayed(_decided)(s, task_plan, model, cut, attrs) for s in scored]
     )
     return one_to_one_parts(
-        decided, tables, one_to_one, plan, model, chosen, needed, attrs, owner
+        decided, tables, one_to_one, plan, model, chosen, needed, attrs, owner, shape
     )
