@@ -40,6 +40,7 @@ from lsh_frame._arrow_simhash import (
 )
 from lsh_frame._kernels import hashing
 from lsh_frame._kernels import simhash as kernels
+from lsh_frame._kernels.neighbours import run_starts
 from lsh_frame._validation import check_choice, check_int
 from lsh_frame.config import ShingleConfig
 from lsh_frame.errors import (
@@ -207,8 +208,8 @@ def _idf_vocabulary(
         hashes, owners = tokens.hashes[order], owner[order]
         if hashes.size == 0:
             continue
-        new_hash = np.r_[True, hashes[1:] != hashes[:-1]]
-        new_pair = new_hash | np.r_[True, owners[1:] != owners[:-1]]
+        new_hash = run_starts(hashes)
+        new_pair = new_hash | run_starts(owners)
         starts = np.flatnonzero(new_hash)
         distinct_parts.append(hashes[starts])
         count_parts.append(np.add.reduceat(new_pair.astype(np.int64), starts))
@@ -692,8 +693,7 @@ def hamming_nearest(
     )  # fmt: skip
     order = np.lexsort((second, found, first))
     first, second, found = first[order], second[order], found[order]
-    starts = np.flatnonzero(np.r_[True, first[1:] != first[:-1]]) if first.size else (
-        np.empty(0, dtype=np.int64))  # fmt: skip
+    starts = np.flatnonzero(run_starts(first))
     group_start = np.repeat(starts, np.diff(np.append(starts, first.size)))
     rank = np.arange(first.size) - group_start + 1
     keep = rank <= top

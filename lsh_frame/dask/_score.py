@@ -210,13 +210,13 @@ def _level_table(
     return LevelTable.of(without(levels, identical), provisional[~identical])
 
 
-def _link_candidates(scored: _Scored) -> pd.DataFrame:
-    pairs, columns, _ = scored
+def _link_candidates(positioned: pd.DataFrame, scored: _Scored) -> pd.DataFrame:
+    """Both records' positions and the score of each pair: 24 bytes a pair."""
     return pd.DataFrame(
         {
-            "left": pairs["left"].to_numpy(),
-            "right": pairs["right"].to_numpy(),
-            "score": np.asarray(columns["score"], dtype=np.float64),
+            "left": positioned[LEFT_POSITION].to_numpy(dtype=np.int64),
+            "right": positioned[RIGHT_POSITION].to_numpy(dtype=np.int64),
+            "score": np.asarray(scored[1]["score"], dtype=np.float64),
         }
     )
 
@@ -378,10 +378,15 @@ def score_parts(
     if plan.link and one_to_one is not False:
         # Whether the link looks one-to-one, and the assignment "auto" learns
         # from, need every candidate's score: three numbers a pair.
-        parts = compute(*[delayed(_link_candidates)(s) for s in scored])
+        parts = compute(
+            *[
+                delayed(_link_candidates)(positioned, s)
+                for positioned, s in zip(pair_parts, scored, strict=True)
+            ]
+        )
         every = pd.concat(parts, ignore_index=True)
-        left_at = _positions(every["left"], tables[0].index, "left", owner)
-        right_at = _positions(every["right"], tables[-1].index, "right", owner)
+        left_at = every["left"].to_numpy()
+        right_at = every["right"].to_numpy()
         every_score = every["score"].to_numpy(dtype=np.float64)
         shape = link_shape(plan, one_to_one, left_at, right_at, every_score)
         if model is None and learns_from_assignment(plan, shape):
