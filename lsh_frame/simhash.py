@@ -49,7 +49,7 @@ from lsh_frame.errors import (
     SignatureMismatchError,
     TooManyPairsError,
 )
-from lsh_frame.minhash import DEFAULT_CHUNK_SIZE, default_workers, run_in_chunks
+from lsh_frame.minhash import chunk_rows, default_workers, run_in_chunks
 from lsh_frame.shingle import text_array, tokenize
 
 __all__ = [
@@ -233,7 +233,7 @@ def fingerprint_array(
     config: SimHashConfig,
     *,
     salt: int = 0,
-    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    chunk_size: int | None = None,
     workers: int | None = None,
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]:
     """Fingerprint a ``large_string`` Arrow array; return ``(matrix, valid)``.
@@ -243,6 +243,7 @@ def fingerprint_array(
     processed by ``workers`` threads, which bounds the memory of intermediates.
     """
     n = len(array)
+    chunk_size = chunk_rows(array, chunk_size)
     matrix = np.zeros((n, config.words), dtype=np.uint64)
     valid = np.zeros(n, dtype=bool)
     tag = _seed_tag(config.seed)
@@ -277,7 +278,7 @@ def simhash(
     weights: str | None = None,
     seed: int | None = None,
     config: SimHashConfig | None = None,
-    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    chunk_size: int | None = None,
     workers: int | None = None,
     **normalization: Any,
 ) -> pd.Series:
@@ -301,8 +302,9 @@ def simhash(
         Seed of the token hashes (default 1).
     config : SimHashConfig, optional
         A complete configuration, instead of the individual parameters.
-    chunk_size : int
+    chunk_size : int, optional
         Rows processed per unit of work; bounds the memory of intermediates.
+        By default about 1 MiB of text, at most 16,384 rows.
     workers : int, optional
         Threads to use; all available CPUs by default.
     **normalization
@@ -334,7 +336,8 @@ def simhash(
         config, owner=owner, bits=bits, kind=kind, k=k, weights=weights, seed=seed,
         **normalization,
     )  # fmt: skip
-    chunk_size = check_int(chunk_size, "chunk_size", owner, minimum=1)
+    if chunk_size is not None:
+        chunk_size = check_int(chunk_size, "chunk_size", owner, minimum=1)
     if workers is not None:
         workers = check_int(workers, "workers", owner, minimum=1)
     if not isinstance(values, pd.Series):
