@@ -92,7 +92,9 @@ def completeness(task: Task, pairs: pd.DataFrame) -> float:
 def match_quality(names: list[str]) -> None:
     """The default match decision on every data set: pairs, then evaluate."""
     print(_common.report_header("Default match decision on any table", []))
-    print(f"- Record key of plain columns: {blocking.PLAIN_RECORD_KEY}\n")
+    # An older lsh_frame (run with PYTHONPATH for a before/after) has no switch.
+    record_key = getattr(blocking, "PLAIN_RECORD_KEY", "lsh")
+    print(f"- Record key of plain columns: {record_key}\n")
     rows = []
     for name in names:
         try:

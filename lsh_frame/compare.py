@@ -68,7 +68,6 @@ from lsh_frame.minhash import sign_array
 from lsh_frame.model import (
     AUTO_MIN_SCORE_RANGE,
     DEFAULT_MIN_SCORE,
-    LEVEL_CUTS,
     LevelTable,
     MatchModel,
     ScoreSpread,
@@ -697,12 +696,6 @@ class ScorePlan:
     def counted(self) -> list[Field]:
         """The fields that count towards ``score`` and the match model."""
         return [spec for spec in self.specs if spec.weight > 0]
-
-    @property
-    def cuts(self) -> tuple[float, ...]:
-        """Level cuts of the field scores: the given model's, or the default."""
-        given = self.given_model
-        return given.cuts if given is not None else LEVEL_CUTS
 
     @property
     def field_cuts(self) -> dict[str, tuple[float, ...]]:

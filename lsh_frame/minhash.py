@@ -29,9 +29,15 @@ from lsh_frame.shingle import text_array, tokenize
 
 __all__ = ["estimate_jaccard", "make_config", "minhash", "sign_array"]
 
-#: Rows per unit of work: small enough to keep intermediates in cache-sized
-#: arrays and memory bounded, large enough to amortise per-call overhead.
+#: Rows per unit of work at most: small enough to keep intermediates in
+#: cache-sized arrays and memory bounded, large enough to amortise per-call
+#: overhead.
 DEFAULT_CHUNK_SIZE = 16_384
+#: Text per unit of work when rows are long: about 1 MiB keeps a chunk's
+#: temporaries in the processor's caches (64-bit SimHash of 1M ~280-character
+#: texts ran 2.5x faster at 3,700 rows per chunk than at 16,384).
+CHUNK_TEXT_BYTES = 1 << 20
+_MIN_CHUNK_ROWS = 256
 #: Columns of at least this many rows are signed per distinct value when at most
 #: this share of their values are distinct (the copy then costs less than signing).
 _DEDUPE_MIN_ROWS = 4_096
@@ -44,6 +50,22 @@ def default_workers() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - not on Linux
         return max(1, os.cpu_count() or 1)
+
+
+def chunk_rows(array: pa.Array, chunk_size: int | None) -> int:
+    """Rows per chunk: ``chunk_size`` when given, else about 1 MiB of text.
+
+    The automatic size is ``CHUNK_TEXT_BYTES`` over the mean text length,
+    between 256 and ``DEFAULT_CHUNK_SIZE`` rows.
+    """
+    if chunk_size is not None:
+        return chunk_size
+    n = len(array)
+    if n == 0:
+        return DEFAULT_CHUNK_SIZE
+    text_bytes = pc.sum(pc.binary_length(array)).as_py() or 0
+    rows = CHUNK_TEXT_BYTES * n // max(text_bytes, 1)
+    return int(min(max(rows, _MIN_CHUNK_ROWS), DEFAULT_CHUNK_SIZE))
 
 
 def run_in_chunks(
@@ -102,7 +124,7 @@ def sign_array(
     config: MinHashConfig,
     *,
     salt: int = 0,
-    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    chunk_size: int | None = None,
     workers: int | None = None,
     _deduplicated: bool = False,
 ) -> tuple[npt.NDArray, npt.NDArray[np.bool_]]:
@@ -131,6 +153,7 @@ def sign_array(
             matrix = signed[codes]
             matrix[~present] = 0
             return matrix, signed_valid[codes] & present
+    chunk_size = chunk_rows(array, chunk_size)
     dtype = value_type(config.scheme).to_pandas_dtype()
     matrix = np.zeros((n, config.num_perm), dtype=dtype)
     valid = np.zeros(n, dtype=bool)
@@ -168,7 +191,7 @@ def minhash(
     seed: int | None = None,
     scheme: str | None = None,
     config: MinHashConfig | None = None,
-    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    chunk_size: int | None = None,
     workers: int | None = None,
     **normalization: Any,
 ) -> pd.Series:
@@ -190,8 +213,9 @@ def minhash(
         Hash family (default ``"affine32"``), see :class:`MinHashConfig`.
     config : MinHashConfig, optional
         A complete configuration, instead of the individual parameters.
-    chunk_size : int
+    chunk_size : int, optional
         Rows processed per unit of work; bounds the memory of intermediates.
+        By default about 1 MiB of text, at most 16,384 rows.
     workers : int, optional
         Threads to use; all available CPUs by default.
     **normalization
@@ -229,7 +253,8 @@ def minhash(
         scheme=scheme,
         **normalization,
     )
-    chunk_size = check_int(chunk_size, "chunk_size", owner, minimum=1)
+    if chunk_size is not None:
+        chunk_size = check_int(chunk_size, "chunk_size", owner, minimum=1)
     if workers is not None:
         workers = check_int(workers, "workers", owner, minimum=1)
     if not isinstance(values, pd.Series):

@@ -36,6 +36,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from lsh_frame._kernels.neighbours import run_starts
 from lsh_frame.errors import ConfigError, ConfigTypeError
 
 __all__ = [
@@ -214,21 +215,11 @@ def best_two(
     _, first_seen = np.unique(records * width + partners, return_index=True)
     once = np.sort(first_seen)
     records, partners = records[once], partners[once]
-    starts = np.flatnonzero(np.r_[True, records[1:] != records[:-1]])
+    starts = np.flatnonzero(run_starts(records))
     sizes = np.diff(np.r_[starts, records.size])
     first = starts[sizes > 1]
     one, two = partners[first], partners[first + 1]
     return np.minimum(one, two), np.maximum(one, two)
-
-
-def _strength(
-    probability: npt.NDArray[np.float64] | None,
-    score: npt.NDArray[np.float64],
-    by_probability: bool,
-) -> npt.NDArray[np.float64]:
-    """How likely pairs are: ``match_probability`` with a model, else ``score``."""
-    values = probability if by_probability and probability is not None else score
-    return np.nan_to_num(values, nan=-np.inf)
 
 
 def choose(
@@ -302,7 +293,7 @@ def choose(
         if not sum(info["several_matches"].values()):
             info["reason"] = "no record has more than one match"
             return keep, info
-        found, checked = _duplicates(pairs, probability, score, within, info)
+        found, checked = _duplicates(pairs, score, within, info)
         if found * 2 >= checked:
             info["reason"] = (
                 f"{found} of the {checked} pairs of a record's two best matches are "
@@ -325,7 +316,6 @@ def choose(
 
 def _duplicates(
     pairs: dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]],
-    probability: npt.NDArray[np.float64] | None,
     score: npt.NDArray[np.float64],
     within: WithinTable,
     info: dict[str, Any],
@@ -334,19 +324,17 @@ def _duplicates(
 
     A pair of best matches is a duplicate when the link's decision makes it a
     match *and* it is as strong as a typical match (at least the lower
-    quartile of the matches' strength). The decision alone is not enough: a
+    quartile of the matches' ``score``). The decision alone is not enough: a
     confusion R2 of a record L, whose true partner R1 is nearly L, is about as
     close to R1 as to L, so the decision that let L-R2 in lets R1-R2 in too.
     But such a pair sits at the bottom of the matches, where true duplicates
     (the same entity, so a true match) seldom do.
     """
-    # Strength is the combined score, also with a model: match probabilities
-    # of a good model saturate near 1, where a quartile says nothing (a batch
-    # matched with a saved model had its true duplicates at 0.999 against a
-    # quartile of 0.9999).
-    by_probability = False
-    strength = _strength(probability, score, by_probability)
-    strength = strength[np.isfinite(strength)]
+    # The combined score, also with a model: match probabilities of a good
+    # model saturate near 1, where a quartile says nothing (a batch matched
+    # with a saved model had its true duplicates at 0.999 against a quartile
+    # of 0.9999).
+    strength = score[np.isfinite(score)]
     cut = (
         float(np.quantile(strength, TYPICAL_MATCH_QUANTILE))
         if strength.size
@@ -357,12 +345,12 @@ def _duplicates(
         if not first.size:
             found[side] = 0
             continue
-        match, pair_probability, pair_score = within(side, first, second)
-        typical = _strength(pair_probability, pair_score, by_probability) >= cut
+        match, _, pair_score = within(side, first, second)
+        typical = np.nan_to_num(pair_score, nan=-np.inf) >= cut
         found[side] = int(np.count_nonzero(match & typical))
     info["checked"] = {side: int(pair[0].size) for side, pair in pairs.items()}
     info["duplicates"] = found
-    info["duplicate_cut"] = {"match_probability" if by_probability else "score": cut}
+    info["duplicate_cut"] = {"score": cut}
     return sum(found.values()), sum(info["checked"].values())
 
 
@@ -438,7 +426,7 @@ def clear_best(
         if not records.size:
             shares[side] = 0.0
             continue
-        starts = np.flatnonzero(np.r_[True, records[1:] != records[:-1]])
+        starts = np.flatnonzero(run_starts(records))
         several = np.diff(np.r_[starts, records.size]) > 1
         if not several.any():
             shares[side] = 0.0

@@ -34,6 +34,8 @@ __all__ = [
 _WHITESPACE_RUN = r"[\t\n\x{0B}\f\r\x{1C}-\x{1F}\x{85}\p{Z}]+"
 _PUNCTUATION = r"[\p{P}\p{S}]+"
 _COMBINING_MARKS = r"\p{Mn}+"
+_EMPTY = pa.scalar("", pa.large_string())
+_SPACE = pa.scalar(" ", pa.large_string())
 
 
 @dataclass(frozen=True)
@@ -135,9 +137,13 @@ def _ascii_needs_collapse(array: pa.Array) -> bool:
 
 
 def codepoints(
-    array: pa.Array,
-) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
-    """Code points and offsets of a ``large_string`` array (nulls as empty)."""
+    array: pa.Array, *, ascii_bytes: bool = False
+) -> tuple[npt.NDArray[Any], npt.NDArray[np.int64]]:
+    """Code points and offsets of a ``large_string`` array (nulls as empty).
+
+    With ``ascii_bytes=True``, ASCII text comes back as uint8 bytes (see
+    :func:`lsh_frame._kernels.text.utf8_to_codepoints`).
+    """
     array = pc.fill_null(array, "").cast(pa.large_string())
     _, offsets_buffer, data_buffer = array.buffers()
     offsets = np.frombuffer(offsets_buffer, dtype=np.int64)
@@ -147,7 +153,7 @@ def codepoints(
         if data_buffer is not None
         else np.empty(0, dtype=np.uint8)
     )
-    return text.utf8_to_codepoints(data, offsets)
+    return text.utf8_to_codepoints(data, offsets, ascii_bytes=ascii_bytes)
 
 
 def normalized_codepoints(
@@ -187,18 +193,26 @@ def tokenize(
     the same configuration.
     """
     valid = ~np.asarray(array.is_null().to_numpy(zero_copy_only=False), dtype=bool)
-    if normalized:
-        points, offsets = codepoints(array)
-    else:
-        points, offsets = normalized_codepoints(array, config)
     assert config.k is not None
     tag = hashing.token_tag(config.kind, config.k, salt)
     if config.kind == "char":
+        if normalized:
+            points, offsets = codepoints(array)
+        else:
+            points, offsets = normalized_codepoints(array, config)
         hashes, token_offsets = hashing.char_shingles(points, offsets, config.k, tag)
     else:
+        # Words are the same with whitespace collapsed or not, so it is not;
+        # a space after every record keeps words from running into the next.
+        if not normalized:
+            array = normalize(array, config, whitespace=False)
+        array = pc.binary_join_element_wise(
+            array.cast(pa.large_string()), _EMPTY, _SPACE
+        )
+        points, offsets = codepoints(array, ascii_bytes=True)
         stopwords = _stopword_hashes(config) if config.kind == "stopword" else None
         hashes, token_offsets = hashing.word_shingles(
-            points, offsets, config.k, tag, stopwords
+            points, offsets, config.k, tag, stopwords, separated=True
         )
     return TokenSets(hashes=hashes, offsets=token_offsets, valid=valid)
 

@@ -40,6 +40,7 @@ from lsh_frame._arrow_simhash import (
 )
 from lsh_frame._kernels import hashing
 from lsh_frame._kernels import simhash as kernels
+from lsh_frame._kernels.neighbours import run_starts
 from lsh_frame._validation import check_choice, check_int
 from lsh_frame.config import ShingleConfig
 from lsh_frame.errors import (
@@ -48,7 +49,7 @@ from lsh_frame.errors import (
     SignatureMismatchError,
     TooManyPairsError,
 )
-from lsh_frame.minhash import DEFAULT_CHUNK_SIZE, default_workers, run_in_chunks
+from lsh_frame.minhash import chunk_rows, default_workers, run_in_chunks
 from lsh_frame.shingle import text_array, tokenize
 
 __all__ = [
@@ -207,8 +208,8 @@ def _idf_vocabulary(
         hashes, owners = tokens.hashes[order], owner[order]
         if hashes.size == 0:
             continue
-        new_hash = np.r_[True, hashes[1:] != hashes[:-1]]
-        new_pair = new_hash | np.r_[True, owners[1:] != owners[:-1]]
+        new_hash = run_starts(hashes)
+        new_pair = new_hash | run_starts(owners)
         starts = np.flatnonzero(new_hash)
         distinct_parts.append(hashes[starts])
         count_parts.append(np.add.reduceat(new_pair.astype(np.int64), starts))
@@ -232,7 +233,7 @@ def fingerprint_array(
     config: SimHashConfig,
     *,
     salt: int = 0,
-    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    chunk_size: int | None = None,
     workers: int | None = None,
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]:
     """Fingerprint a ``large_string`` Arrow array; return ``(matrix, valid)``.
@@ -242,6 +243,7 @@ def fingerprint_array(
     processed by ``workers`` threads, which bounds the memory of intermediates.
     """
     n = len(array)
+    chunk_size = chunk_rows(array, chunk_size)
     matrix = np.zeros((n, config.words), dtype=np.uint64)
     valid = np.zeros(n, dtype=bool)
     tag = _seed_tag(config.seed)
@@ -276,7 +278,7 @@ def simhash(
     weights: str | None = None,
     seed: int | None = None,
     config: SimHashConfig | None = None,
-    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    chunk_size: int | None = None,
     workers: int | None = None,
     **normalization: Any,
 ) -> pd.Series:
@@ -300,8 +302,9 @@ def simhash(
         Seed of the token hashes (default 1).
     config : SimHashConfig, optional
         A complete configuration, instead of the individual parameters.
-    chunk_size : int
+    chunk_size : int, optional
         Rows processed per unit of work; bounds the memory of intermediates.
+        By default about 1 MiB of text, at most 16,384 rows.
     workers : int, optional
         Threads to use; all available CPUs by default.
     **normalization
@@ -333,7 +336,8 @@ def simhash(
         config, owner=owner, bits=bits, kind=kind, k=k, weights=weights, seed=seed,
         **normalization,
     )  # fmt: skip
-    chunk_size = check_int(chunk_size, "chunk_size", owner, minimum=1)
+    if chunk_size is not None:
+        chunk_size = check_int(chunk_size, "chunk_size", owner, minimum=1)
     if workers is not None:
         workers = check_int(workers, "workers", owner, minimum=1)
     if not isinstance(values, pd.Series):
@@ -692,8 +696,7 @@ def hamming_nearest(
     )  # fmt: skip
     order = np.lexsort((second, found, first))
     first, second, found = first[order], second[order], found[order]
-    starts = np.flatnonzero(np.r_[True, first[1:] != first[:-1]]) if first.size else (
-        np.empty(0, dtype=np.int64))  # fmt: skip
+    starts = np.flatnonzero(run_starts(first))
     group_start = np.repeat(starts, np.diff(np.append(starts, first.size)))
     rank = np.arange(first.size) - group_start + 1
     keep = rank <= top

@@ -99,6 +99,49 @@ def test_stopword_shingles_match_reference(strings):
     ]
 
 
+# ASCII text with every ASCII whitespace, runs of it, and words longer than the
+# eight bytes read at a time (and than the 64 of the fast path).
+ascii_text = st.text(
+    alphabet=st.one_of(
+        st.sampled_from(list("ab \t\n\x0b\x0c\r\x1c\x1f")),
+        st.characters(min_codepoint=0, max_codepoint=0x7F),
+    ),
+    max_size=60,
+) | st.builds(
+    lambda word, n: " ".join([word * n] * 2),
+    st.sampled_from(["x", "ab"]),
+    st.integers(1, 90),
+)
+
+
+@given(st.lists(ascii_text, max_size=10))
+def test_ascii_bytes_give_the_words_and_hashes_of_code_points(strings):
+    codepoints, offsets = encode(strings)
+    as_bytes = codepoints.astype(np.uint8)
+    for units in (codepoints, as_bytes):
+        starts, ends, records = hashing.word_spans(units, offsets)
+        words = [
+            "".join(map(chr, codepoints[a:b]))
+            for a, b in zip(starts, ends, strict=True)
+        ]
+        assert words == [w for s in strings for w in s.split()]
+        assert records.tolist() == [i for i, s in enumerate(strings) for _ in s.split()]
+        hashes = hashing.word_hashes(units, starts, ends)
+        assert hashes.tolist() == [reference.word_hash(w) for w in words]
+
+
+@pytest.mark.parametrize("k", [1, 2])
+@given(strings=st.lists(st.one_of(ascii_text, unicode_text), max_size=8))
+def test_word_shingles_of_separated_records_are_the_same(strings, k):
+    tag = hashing.token_tag("word", k)
+    expected = hashing.word_shingles(*encode(strings), k, tag)
+    separated = hashing.word_shingles(
+        *encode([s + " " for s in strings]), k, tag, separated=True
+    )
+    for got, want in zip(separated, expected, strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
 def test_salt_separates_token_spaces():
     codepoints, offsets = encode(["smith"])
     plain, _ = hashing.char_shingles(

@@ -180,6 +180,32 @@ def test_chunks_and_threads_do_not_change_results():
         )
 
 
+def test_automatic_chunks_hold_about_a_mebibyte_of_text():
+    import pyarrow as pa
+
+    from lsh_frame.minhash import (
+        CHUNK_TEXT_BYTES,
+        DEFAULT_CHUNK_SIZE,
+        chunk_rows,
+    )
+
+    def rows(length, n=50_000):
+        return chunk_rows(pa.array(["x" * length] * n, pa.large_string()), None)
+
+    assert rows(1_000) == CHUNK_TEXT_BYTES // 1_000
+    assert rows(10) == DEFAULT_CHUNK_SIZE  # short text: the row cap
+    assert rows(100_000, n=20) == 256  # very long text: the row floor
+    assert rows(0) == DEFAULT_CHUNK_SIZE  # nothing but empty strings
+    assert chunk_rows(pa.array([], pa.large_string()), None) == DEFAULT_CHUNK_SIZE
+    assert chunk_rows(pa.array(["abc"], pa.large_string()), 5) == 5
+    # Long text is cut into several chunks, and that does not change results.
+    long = pd.Series(
+        [" ".join(["word"] * (400 + i % 50)) + f" {i}" for i in range(800)]
+    )
+    assert rows(2_000) < len(long)
+    pd.testing.assert_series_equal(lf.simhash(long), lf.simhash(long, chunk_size=10**6))
+
+
 @pytest.mark.parametrize("fmt", ["parquet", "feather"])
 def test_round_trip_keeps_values_and_configuration(tmp_path, fmt):
     frame = TEXT.to_frame()

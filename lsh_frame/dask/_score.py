@@ -236,14 +236,14 @@ def _level_table(
     return LevelTable.of(without(levels, left_out), provisional[~left_out])
 
 
-def _link_candidates(scored: _Scored) -> pd.DataFrame:
-    pairs, columns, _ = scored
+def _link_candidates(positioned: pd.DataFrame, scored: _Scored) -> pd.DataFrame:
+    """Both positions, the score, and whether only the neighbours key found it."""
     return pd.DataFrame(
         {
-            "left": pairs["left"].to_numpy(),
-            "right": pairs["right"].to_numpy(),
-            "score": np.asarray(columns["score"], dtype=np.float64),
-            "alone": found_only_by_neighbours(pairs),
+            "left": positioned[LEFT_POSITION].to_numpy(dtype=np.int64),
+            "right": positioned[RIGHT_POSITION].to_numpy(dtype=np.int64),
+            "score": np.asarray(scored[1]["score"], dtype=np.float64),
+            "alone": found_only_by_neighbours(scored[0]),
         }
     )
 
@@ -405,10 +405,15 @@ def score_parts(
     if plan.link and one_to_one is not False:
         # Whether the link looks one-to-one, and the assignment "auto" learns
         # from, need every candidate's score: three numbers a pair.
-        parts = compute(*[delayed(_link_candidates)(s) for s in scored])
+        parts = compute(
+            *[
+                delayed(_link_candidates)(positioned, s)
+                for positioned, s in zip(pair_parts, scored, strict=True)
+            ]
+        )
         every = pd.concat(parts, ignore_index=True)
-        left_at = _positions(every["left"], tables[0].index, "left", owner)
-        right_at = _positions(every["right"], tables[-1].index, "right", owner)
+        left_at = every["left"].to_numpy()
+        right_at = every["right"].to_numpy()
         every_score = every["score"].to_numpy(dtype=np.float64)
         shape = link_shape(plan, one_to_one, left_at, right_at, every_score)
         bounds = np.cumsum([0] + [len(part) for part in parts]).tolist()
