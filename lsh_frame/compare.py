@@ -942,6 +942,7 @@ def decide(
     model: MatchModel | None,
     levels: dict[str, npt.NDArray[np.intp]],
     provisional: npt.NDArray[np.bool_] | None,
+    alone: npt.NDArray[np.bool_] | None = None,
 ) -> tuple[npt.NDArray[np.float64] | None, npt.NDArray[np.bool_]]:
     """``match_probability`` (None without one) and ``match`` of some pairs."""
     if model is not None:
@@ -949,6 +950,11 @@ def decide(
         probability = model.probability_of_levels(
             {label: levels[label] for label in model.m}
         )
+        if model.alone_prior is not None and alone is not None and alone.any():
+            other = dataclasses.replace(model, prior=model.alone_prior)
+            probability[alone] = other.probability_of_levels(
+                {label: levels[label][alone] for label in model.m}
+            )
         return probability, probability >= 0.5
     assert provisional is not None
     size = provisional.size
@@ -1034,6 +1040,33 @@ def found_only_by_neighbours(pairs: pd.DataFrame) -> npt.NDArray[np.bool_]:
     if "found_by" not in pairs.columns:
         return np.zeros(len(pairs), dtype=bool)
     return np.asarray((pairs["found_by"] == NEIGHBOURS_KEY).to_numpy(dtype=bool))
+
+
+def alone_table(
+    levels: dict[str, npt.NDArray[np.intp]],
+    identical: npt.NDArray[np.bool_],
+    alone: npt.NDArray[np.bool_],
+) -> LevelTable:
+    """Level table of the pairs only the neighbours key found (identical ones out)."""
+    left_out = identical | ~alone
+    return LevelTable.of(
+        without(levels, left_out), np.zeros(int((~left_out).sum()), dtype=bool)
+    )
+
+
+def with_alone_prior(
+    model: MatchModel, plan: ScorePlan, table: LevelTable, fit: dict[str, Any]
+) -> MatchModel:
+    """Give the model its own prior for the pairs only the neighbours key found.
+
+    The model learned from the other keys' pairs, whose share of matches is its
+    prior; among the pairs only the neighbours key found (mostly look-alikes)
+    matches are rarer, and that share is estimated from those pairs with the
+    model's m and u (:meth:`MatchModel.prior_among`).
+    """
+    alone_prior = model.prior_among(plan.labels, table)
+    fit["alone_prior"] = round(alone_prior, 6)
+    return dataclasses.replace(model, alone_prior=alone_prior)
 
 
 def link_shape(
@@ -1186,7 +1219,10 @@ def _score(
             alone = found_only_by_neighbours(pairs)
             if model is not None and alone.any():
                 match = decide(plan, model, levels, provisional)[1] & ~identical
-                share = float((match & ~alone).sum() / max(match.sum(), 1))
+                # No match at all: nothing says the neighbours key found any.
+                share = (
+                    float((match & ~alone).sum() / match.sum()) if match.any() else 1.0
+                )
                 fit = {**(fit or {}), "trained_on": "all pairs"}
                 if share >= TRAIN_ON_OTHERS_SHARE:
                     left_out = identical | alone
@@ -1204,19 +1240,16 @@ def _score(
                         plan.field_cuts,
                     )
                     if retrained is not None:
-                        # Its matches are nearly all among the other keys'
-                        # pairs: among all pairs they are as many, a smaller
-                        # share.
-                        kept_share = float((~left_out).sum() / max((~identical).sum(), 1))
-                        retrained = dataclasses.replace(
-                            retrained, prior=max(retrained.prior * kept_share, 1e-9)
-                        )
                         model, chosen = retrained, other_cut
                         provisional = provisional_matches(plan, combined, other_cut)
                         fit = {**(refit or {}), "trained_on": "other keys' pairs"}
+                        model = with_alone_prior(
+                            model, plan, alone_table(levels, identical, alone), fit
+                        )
                 fit["found_by_other_keys"] = round(share, 4)
     probability, match = force_identical(
-        *decide(plan, model, levels, provisional), identical
+        *decide(plan, model, levels, provisional, found_only_by_neighbours(pairs)),
+        identical,
     )
 
     def within(side: str, first: Any, second: Any) -> Any:
@@ -1288,8 +1321,9 @@ def pairs(
     ...                    "dob": ["1980-01-02", "1980-01-02", "1975-05-06"]})
     >>> scored = pairs(df, ["name", "dob"], min_score=0.8)
     >>> scored[["left", "right", "found_by", "score", "match"]].round(3)
-       left  right    found_by  score  match
-    0     0      1  dob|record  0.974   True
+       left  right                      found_by  score  match
+    0     0      1  dob|record|record_neighbours  0.974   True
+    1     1      2             record_neighbours  0.563  False
     """
     other = other_table(frame, fields, other, right_on, "pairs")
     check_one_to_one(one_to_one, "pairs", link=other is not None)

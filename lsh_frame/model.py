@@ -206,6 +206,11 @@ _SMOOTHING = 0.5
 #: Expectation maximisation: at most this many steps, until no probability
 #: moves by more than the tolerance.
 _EM_ITERATIONS = 100
+#: EM on a prior alone (:meth:`MatchModel.prior_among`): at most this many
+#: steps, stopping when a step moves it less than the tolerance; kept off 0 and 1.
+_PRIOR_ITERATIONS = 500
+_PRIOR_TOLERANCE = 1e-7
+_PRIOR_FLOOR = 1e-9
 _EM_TOLERANCE = 1e-3
 #: The EM model is kept only if it finds at most this many times the matches of
 #: the leave-one-out model (see MatchModel.refine). On synthetic customers of
@@ -377,6 +382,9 @@ class MatchModel:
     cuts: tuple[float, ...] = LEVEL_CUTS
     #: ... and of the fields read at other cuts (:func:`cuts_for`).
     field_cuts: dict[str, tuple[float, ...]] = dataclasses.field(default_factory=dict)
+    #: The prior of pairs that only the neighbours key of plain columns found,
+    #: when the model learned from the other keys' pairs (None: ``prior``).
+    alone_prior: float | None = None
 
     def cuts_of(self, label: str) -> tuple[float, ...]:
         """Level cuts of one field."""
@@ -475,12 +483,23 @@ class MatchModel:
                 f"field names other than its fields ({', '.join(sorted(m))}). Got "
                 f"{no_values!r}."
             )
+        alone_prior = learned.get("alone_prior")
+        if alone_prior is not None and not (
+            isinstance(alone_prior, numbers.Real)
+            and not isinstance(alone_prior, bool)
+            and 0 < float(alone_prior) < 1
+        ):
+            raise ConfigError(
+                f"{owner} got a learned model whose 'alone_prior' is not a share in "
+                f"(0, 1). Got {alone_prior!r}."
+            )
         return cls(
             prior=prior,
             m=m,
             u=u,
             compare=dict(compare),
             no_values=tuple(no_values),
+            alone_prior=None if alone_prior is None else float(alone_prior),
             cuts=tuple(float(cut) for cut in cuts),
             field_cuts={
                 label: tuple(float(cut) for cut in given)
@@ -788,6 +807,32 @@ class MatchModel:
             log_odds += weights[level]
         return 1 / (1 + np.exp(-log_odds))
 
+    def prior_among(self, labels: list[str], table: LevelTable) -> float:
+        """Return the share of matches among some pairs, m and u held fixed.
+
+        EM on the prior alone: a pair's posterior under the current share,
+        averaged over the pairs, is the next share. ``table`` holds the pairs'
+        levels of ``labels`` (its split column is not read).
+        """
+        patterns, counts = table.fields()
+        if counts.sum() == 0:
+            return self.prior
+        log_ratio = np.zeros(counts.size)
+        for column, label in enumerate(labels):
+            if label in self.m:
+                weights = np.append(np.log(self.m[label] / self.u[label]), 0.0)
+                log_ratio += weights[patterns[:, column]]
+        ratio = np.exp(np.clip(log_ratio, -60.0, 60.0))
+        share = counts / counts.sum()
+        prior = self.prior
+        for _ in range(_PRIOR_ITERATIONS):
+            posterior = prior * ratio / (prior * ratio + 1 - prior)
+            new = float(share @ posterior)
+            if abs(new - prior) < _PRIOR_TOLERANCE:
+                break
+            prior = new
+        return min(max(prior, _PRIOR_FLOOR), 1 - _PRIOR_FLOOR)
+
     def to_dict(self) -> dict[str, Any]:
         """Return the learned numbers: prior, and m, u and weight (bits) per level."""
         return {
@@ -806,6 +851,7 @@ class MatchModel:
                 for label in self.m
             },
             "no_values": list(self.no_values),
+            **({} if self.alone_prior is None else {"alone_prior": self.alone_prior}),
         }
 
 

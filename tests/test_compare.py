@@ -684,7 +684,12 @@ def test_refinement_is_skipped_with_few_fields_and_never_flips_a_field():
     people = lf.datasets.make_customers(2_000, seed=1)
     scored = lf.pairs(people, ["given_name", "surname"])
     model = scored.attrs["lsh_frame"]["model"]
-    assert model["fit"] == {"skipped": "fewer than 4 fields"}
+    assert model["fit"]["skipped"] == "fewer than 4 fields"
+    # The neighbours key found no match the record key missed: the model
+    # learned from the other keys' pairs, and the pairs only it found are rare
+    # matches (their own prior).
+    assert model["fit"]["trained_on"] == "other keys' pairs"
+    assert model["alone_prior"] < model["prior"]
     for weights in (field["weight"] for field in model["fields"].values()):
         assert weights[-1] < max(weights[:-1])  # differing counts less than agreeing
     columns = [column for column in people.columns if column != "entity_id"]

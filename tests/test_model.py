@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -66,13 +67,22 @@ def test_a_saved_model_keeps_its_cuts_and_older_models_still_decide():
     assert len(learned["levels"]) == len(model.LEVEL_CUTS) + 1
     again = lf.score(
         people,
-        scored[["left", "right"]],
+        scored[["left", "right", "found_by"]],
         columns,
         min_score=json.loads(json.dumps(learned)),
     )
     np.testing.assert_allclose(
         again["match_probability"].to_numpy(), scored["match_probability"].to_numpy()
     )
+    # The pairs only the neighbours key found are read with their own prior;
+    # without found_by every pair is read with the model's prior.
+    alone = (scored["found_by"] == "record_neighbours").to_numpy()
+    assert alone.any() and 0 < learned["alone_prior"] < learned["prior"]
+    unknown = lf.score(people, scored[["left", "right"]], columns, min_score=learned)[
+        "match_probability"
+    ].to_numpy()
+    np.testing.assert_allclose(unknown[~alone], scored["match_probability"][~alone])
+    assert (unknown[alone] > scored["match_probability"].to_numpy()[alone]).all()
     # A model saved with the classic three levels (no "cuts") reads its scores
     # with the classic cuts 0.99 and 0.8.
     classic = {
@@ -208,3 +218,41 @@ def test_long_text_fields_are_read_at_finer_levels():
     elsewhere = {**learned, "field_cuts": {"nope": list(model.FINE_CUTS)}}
     with pytest.raises(lf.ConfigError, match="field_cuts"):
         model.MatchModel.from_dict(elsewhere)
+
+
+@settings(max_examples=25, deadline=None)
+@given(share=st.floats(0.0, 0.6), seed=st.integers(0, 1_000))
+def test_the_prior_among_some_pairs_is_their_share_of_matches(share, seed):
+    # Two fields whose levels are drawn from m among matches and u otherwise:
+    # with m and u held fixed, EM on the prior recovers the share of matches.
+    rng = np.random.default_rng(seed)
+    m = {"a": np.array([0.8, 0.1, 0.05, 0.05]), "b": np.array([0.7, 0.2, 0.05, 0.05])}
+    u = {"a": np.array([0.02, 0.08, 0.2, 0.7]), "b": np.array([0.05, 0.1, 0.25, 0.6])}
+    fitted = model.MatchModel(prior=0.5, m=m, u=u, cuts=(0.99, 0.9, 0.8))
+    size = 20_000
+    is_match = rng.random(size) < share
+    levels = {
+        label: np.where(
+            is_match, rng.choice(4, size, p=m[label]), rng.choice(4, size, p=u[label])
+        )
+        for label in m
+    }
+    table = model.LevelTable.of(levels, np.zeros(size, dtype=bool))
+    estimate = fitted.prior_among(["a", "b"], table)
+    assert abs(estimate - is_match.mean()) < 0.02
+    # A fixed point: the mean posterior under the estimate is the estimate.
+    posterior = dataclasses.replace(fitted, prior=estimate).probability_of_levels(
+        levels
+    )
+    assert abs(posterior.mean() - estimate) < 1e-4
+
+
+@pytest.mark.parametrize("alone_prior", [0.0, 1.0, 1.5, "0.1", True])
+def test_a_saved_model_with_a_bad_alone_prior_is_refused(alone_prior):
+    fields = {"a": {"m": [0.8, 0.15, 0.05], "u": [0.05, 0.15, 0.8]}}
+    saved = {"prior": 0.1, "fields": fields}
+    assert model.MatchModel.from_dict(saved).alone_prior is None
+    good = model.MatchModel.from_dict({**saved, "alone_prior": 0.01})
+    assert good.alone_prior == 0.01 and good.to_dict()["alone_prior"] == 0.01
+    with pytest.raises(lf.ConfigError, match="alone_prior"):
+        model.MatchModel.from_dict({**saved, "alone_prior": alone_prior})

@@ -32,6 +32,7 @@ from lsh_frame.compare import (
     ScoreSpread,
     _check_pairs,
     _positions,
+    alone_table,
     comparison_step,
     decide,
     field_scores,
@@ -45,6 +46,7 @@ from lsh_frame.compare import (
     provisional_matches,
     score_fields,
     scored_attrs,
+    with_alone_prior,
     without,
 )
 from lsh_frame.dask._blocking import LEFT_POSITION, RIGHT_POSITION
@@ -218,6 +220,12 @@ def _alone_counts(
     return int(alone.sum()), int(match.sum()), int((match & ~alone).sum())
 
 
+def _alone_table(scored: _Scored, plan: ScorePlan) -> LevelTable:
+    pairs, columns, identical = scored
+    levels = plan.levels(field_scores(plan, columns))
+    return alone_table(levels, identical, found_only_by_neighbours(pairs))
+
+
 def _level_table(
     scored: _Scored,
     plan: ScorePlan,
@@ -264,7 +272,8 @@ def _decided(
         else provisional_matches(plan, columns["score"], cut)
     )
     probability, match = force_identical(
-        *decide(plan, model, levels, provisional), identical
+        *decide(plan, model, levels, provisional, found_only_by_neighbours(pairs)),
+        identical,
     )
     if probability is not None:
         columns["match_probability"] = probability
@@ -448,7 +457,7 @@ def score_parts(
                 )
                 alone, matches, by_others = np.sum(counts, axis=0).tolist()
                 if alone:
-                    share = by_others / max(matches, 1)
+                    share = by_others / matches if matches else 1.0
                     fit = {**(fit or {}), "trained_on": "all pairs"}
                     if share >= TRAIN_ON_OTHERS_SHARE:
                         other_cut = ScoreSpread.merge(
@@ -481,6 +490,12 @@ def score_parts(
                         if retrained is not None:
                             model, cut, chosen = retrained, other_cut, other_cut
                             fit = {**(refit or {}), "trained_on": "other keys' pairs"}
+                            alone_tables = compute(
+                                *[delayed(_alone_table)(s, task_plan) for s in scored]
+                            )
+                            model = with_alone_prior(
+                                model, plan, LevelTable.merge(list(alone_tables)), fit
+                            )
                     fit["found_by_other_keys"] = round(share, 4)
     attrs = scored_attrs(plan, chosen, model, fit, shape)
     if not plan.link or one_to_one is False:
