@@ -46,6 +46,7 @@ STAGE_OF_STEP = {
     "signing": "signatures",
     "grouping": "keys",
     "building": "pairs",
+    "finding": "pairs",  # the neighbours key: each record's most similar records
     "scoring": "scores",
     "deciding": "scores",
     "clustering": "clusters",
