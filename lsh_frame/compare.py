@@ -1059,10 +1059,10 @@ def with_alone_prior(
 ) -> MatchModel:
     """Give the model its own prior for the pairs only the neighbours key found.
 
-    The model learned from the other keys' pairs, whose share of matches is its
-    prior; among the pairs only the neighbours key found (mostly look-alikes)
-    matches are rarer, and that share is estimated from those pairs with the
-    model's m and u (:meth:`MatchModel.prior_among`).
+    Among the pairs only the neighbours key found (mostly look-alikes) matches
+    are rarer than among the pairs the model's prior comes from, so their share
+    is estimated from those pairs with the model's m and u
+    (:meth:`MatchModel.prior_among`), whichever pairs the model learned from.
     """
     alone_prior = model.prior_among(plan.labels, table)
     fit["alone_prior"] = round(alone_prior, 6)
@@ -1243,9 +1243,10 @@ def _score(
                         model, chosen = retrained, other_cut
                         provisional = provisional_matches(plan, combined, other_cut)
                         fit = {**(refit or {}), "trained_on": "other keys' pairs"}
-                        model = with_alone_prior(
-                            model, plan, alone_table(levels, identical, alone), fit
-                        )
+                if model.alone_prior is None:
+                    model = with_alone_prior(
+                        model, plan, alone_table(levels, identical, alone), fit
+                    )
                 fit["found_by_other_keys"] = round(share, 4)
     probability, match = force_identical(
         *decide(plan, model, levels, provisional, found_only_by_neighbours(pairs)),

@@ -490,12 +490,12 @@ def score_parts(
                         if retrained is not None:
                             model, cut, chosen = retrained, other_cut, other_cut
                             fit = {**(refit or {}), "trained_on": "other keys' pairs"}
-                            alone_tables = compute(
-                                *[delayed(_alone_table)(s, task_plan) for s in scored]
-                            )
-                            model = with_alone_prior(
-                                model, plan, LevelTable.merge(list(alone_tables)), fit
-                            )
+                    alone_tables = compute(
+                        *[delayed(_alone_table)(s, task_plan) for s in scored]
+                    )
+                    model = with_alone_prior(
+                        model, plan, LevelTable.merge(list(alone_tables)), fit
+                    )
                     fit["found_by_other_keys"] = round(share, 4)
     attrs = scored_attrs(plan, chosen, model, fit, shape)
     if not plan.link or one_to_one is False:
