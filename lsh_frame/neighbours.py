@@ -93,7 +93,7 @@ WORK_PER_RECORD = 200
 #: Linking looks up both ways while neither table is this many times larger.
 SIDE_RATIO = 4
 #: Postings visited per chunk: bounds the temporary arrays (~16 bytes each).
-CHUNK_WORK = 4_000_000
+CHUNK_WORK = 500_000
 
 _PUNCTUATION = r"[\p{P}\p{S}]+"
 _NORMAL = ShingleConfig(kind="word", k=1)
@@ -401,7 +401,8 @@ def _chunks(work: npt.NDArray[np.int64], n_index: int) -> list[tuple[int, int]]:
     A chunk also stays small enough for its pair codes to fit the packed
     value; one record whose own work exceeds the bound is a chunk of its own.
     """
-    most_records = max(1, ((1 << kernel.CODE_BITS) - 1) // max(n_index, 1) - 1)
+    index_bits = max(int(n_index - 1).bit_length(), 1)
+    most_records = max(1, (1 << (kernel.CODE_BITS - index_bits)) - 1)
     bounds = []
     cumulative = np.cumsum(work)
     first, n = 0, work.size

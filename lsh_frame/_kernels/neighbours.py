@@ -199,9 +199,12 @@ def _expand(
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """For ranges ``[start, start + count)``: each element's range and position."""
     owner = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
-    offsets = np.cumsum(counts) - counts
-    within = np.arange(owner.size, dtype=np.int64) - offsets[owner]
-    return owner, starts[owner] + within
+    # Element j of range i sits at starts[i] + (j - offsets[i]): one repeat of
+    # the per-range shift instead of two gathers through owner.
+    shift = starts - (np.cumsum(counts) - counts)
+    position = np.repeat(shift, counts)
+    position += np.arange(owner.size, dtype=np.int64)
+    return owner, position
 
 
 def neighbour_lists(
@@ -232,16 +235,17 @@ def neighbour_lists(
     lo, hi = np.searchsorted(query_records, [first, stop])
     records, tokens = query_records[lo:hi], query_tokens[lo:hi]
     owner, position = _expand(postings.starts[tokens], postings.counts[tokens])
-    local = records[owner] - first
-    found = postings.records[position]
-    if same_table:
-        other = found != records[owner]
-        owner, local, found = owner[other], local[other], found[other]
-    if (stop - first) * n_index >= 1 << CODE_BITS:
+    # A pair code is (query << index_bits) | neighbour: it sorts as the pair
+    # (query, neighbour) and splits with a shift and a mask.
+    index_bits = max(int(n_index - 1).bit_length(), 1)
+    if (stop - first) << index_bits >= 1 << CODE_BITS:
         raise ValueError("neighbour_lists: chunk too large for the pair code")
-    packed = (local * n_index + found).astype(np.uint64) << np.uint64(WEIGHT_BITS)
+    packed = (records - first).astype(np.uint64)[owner]
+    packed <<= np.uint64(index_bits)
+    packed |= postings.records[position].astype(np.uint64)
+    packed <<= np.uint64(WEIGHT_BITS)
     packed |= weights[tokens[owner]]
-    del owner, position, found, local
+    del owner, position
     packed.sort()
     codes = packed >> np.uint64(WEIGHT_BITS)
     starts = np.flatnonzero(run_starts(codes))
@@ -250,16 +254,23 @@ def neighbour_lists(
         if starts.size
         else np.empty(0, np.uint64)
     )
-    local_query, neighbour = np.divmod(
-        codes[starts].astype(np.int64), np.int64(n_index)
-    )
+    pair_codes = codes[starts]
+    del packed, codes
+    local_query = (pair_codes >> np.uint64(index_bits)).astype(np.int64)
+    neighbour = (pair_codes & np.uint64((1 << index_bits) - 1)).astype(np.int64)
+    if same_table:  # a record is not its own neighbour
+        other = neighbour != local_query + first
+        local_query, neighbour, sums = (
+            local_query[other],
+            neighbour[other],
+            sums[other],
+        )
     cosine = sums.astype(np.float64) / (
         query_norms[local_query + first] * index_norms[neighbour]
     )
     # Rank by one value sort of (query, cosine descending, neighbour) packed in
     # a uint64, the cosine quantised to the bits that are left (at least 21).
     query_bits = max(int(stop - first - 1).bit_length(), 1)
-    index_bits = max(int(n_index - 1).bit_length(), 1)
     # At most 52 bits: a float64 holds the quantised value exactly.
     cosine_bits = min(64 - query_bits - index_bits, 52)
     top = np.uint64((1 << cosine_bits) - 1)
