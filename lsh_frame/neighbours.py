@@ -319,7 +319,7 @@ def neighbour_pairs(
             else ([(0, 1)] if sizes[0] <= sizes[1] else [(1, 0)])
         )
     found_left, found_right, found_cosine, kept_counts = [], [], [], []
-    work_done = 0
+    work_done = found_so_far = 0
     for query_side, index_side in directions:
         query_records, query_tokens = lookups[query_side]
         n_query, n_index = sizes[query_side], sizes[index_side]
@@ -327,7 +327,7 @@ def neighbour_pairs(
             query_records, query_tokens, postings[index_side], n_query
         )
         work_done += int(work.sum())
-        kept_here = np.zeros(n_query, dtype=np.int64)
+        kept_queries = []
         for first, stop in _chunks(work, n_index):
             query, neighbour, cosine = kernel.neighbour_lists(
                 query_records,
@@ -352,7 +352,7 @@ def neighbour_pairs(
                 most=budget.most,
             )
             query, neighbour, cosine = query[kept], neighbour[kept], cosine[kept]
-            kept_here += np.bincount(query, minlength=n_query)
+            kept_queries.append(query)
             if query_side == 0:
                 left, right = query, neighbour
             else:
@@ -362,9 +362,15 @@ def neighbour_pairs(
             found_left.append(left)
             found_right.append(right)
             found_cosine.append(cosine)
+            found_so_far += left.size
             if max_pairs is not None:
-                _check(sum(part.size for part in found_left), max_pairs)
-        kept_counts.append(kept_here)
+                _check(found_so_far, max_pairs)
+        kept_counts.append(
+            np.bincount(
+                np.concatenate(kept_queries) if kept_queries else np.empty(0, np.int64),
+                minlength=n_query,
+            )
+        )
     n_right = sizes[1] if link else sizes[0]
     left = np.concatenate(found_left) if found_left else np.empty(0, np.int64)
     right = np.concatenate(found_right) if found_right else np.empty(0, np.int64)
