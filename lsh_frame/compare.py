@@ -889,9 +889,9 @@ def identical_mask(plan: ScorePlan, pairs: pd.DataFrame) -> npt.NDArray[np.bool_
     hundred thousand copies would otherwise teach the model that everything
     agrees), and gets ``match`` true and ``match_probability`` 1.
     """
-    if plan.link or "found_by" not in pairs.columns:
+    if plan.link:
         return np.zeros(len(pairs), dtype=bool)
-    return np.asarray((pairs["found_by"] == IDENTICAL).to_numpy(dtype=bool))
+    return found_by_only(pairs, IDENTICAL)
 
 
 def without(
@@ -1037,9 +1037,15 @@ TRAIN_ON_OTHERS_SHARE = 0.95
 
 def found_only_by_neighbours(pairs: pd.DataFrame) -> npt.NDArray[np.bool_]:
     """Which pairs only the neighbours key of plain columns found."""
+    return found_by_only(pairs, NEIGHBOURS_KEY)
+
+
+def found_by_only(pairs: pd.DataFrame, key: str) -> npt.NDArray[np.bool_]:
+    """Which pairs ``key`` alone found (``found_by`` equal to it; missing: no)."""
     if "found_by" not in pairs.columns:
         return np.zeros(len(pairs), dtype=bool)
-    return np.asarray((pairs["found_by"] == NEIGHBOURS_KEY).to_numpy(dtype=bool))
+    equal = pairs["found_by"].astype(object) == key
+    return np.asarray(equal.to_numpy(dtype=bool, na_value=False))
 
 
 def alone_table(

@@ -828,9 +828,10 @@ class MatchModel:
         for _ in range(_PRIOR_ITERATIONS):
             posterior = prior * ratio / (prior * ratio + 1 - prior)
             new = float(share @ posterior)
-            if abs(new - prior) < _PRIOR_TOLERANCE:
-                break
+            converged = abs(new - prior) < _PRIOR_TOLERANCE
             prior = new
+            if converged:
+                break
         return min(max(prior, _PRIOR_FLOOR), 1 - _PRIOR_FLOOR)
 
     def to_dict(self) -> dict[str, Any]:

@@ -368,3 +368,26 @@ def test_chunked_emission_gives_the_same_pairs(keys, limit):
     assert chunked == whole
     largest = int(buckets.pair_counts().max()) if buckets.sizes.size else 0
     assert all(int(part.pair_counts().sum()) <= max(limit, largest) for part in parts)
+
+
+def test_word_spans_are_positions_in_the_array_whatever_the_first_offset():
+    text = "zzab cd  e"
+    units = np.array([ord(c) for c in text], dtype=np.uint32)
+    for array in (units, units.astype(np.uint8)):
+        starts, ends, records = hashing.word_spans(array, np.array([2, 7, 10]))
+        words = [text[a:b] for a, b in zip(starts, ends, strict=True)]
+        assert words == ["ab", "cd", "e"]
+        assert records.tolist() == [0, 0, 1]
+
+
+def test_word_hashes_of_text_longer_than_the_kept_power_tables():
+    # Past hashing._POWERS_KEPT code points the power tables are made for the
+    # call: the hashes stay those of the reference.
+    words = ["é" + "x" * (i % 50) for i in range(90_000)]
+    text = " ".join(words)
+    assert len(text) > hashing._POWERS_KEPT
+    units = np.array([ord(c) for c in text], dtype=np.uint32)
+    starts, ends, _ = hashing.word_spans(units, np.array([0, units.size]))
+    hashes = hashing.word_hashes(units, starts, ends)
+    for position in (0, 1, 31_337, 89_999):
+        assert int(hashes[position]) == reference.word_hash(words[position])

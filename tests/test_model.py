@@ -256,3 +256,22 @@ def test_a_saved_model_with_a_bad_alone_prior_is_refused(alone_prior):
     assert good.alone_prior == 0.01 and good.to_dict()["alone_prior"] == 0.01
     with pytest.raises(lf.ConfigError, match="alone_prior"):
         model.MatchModel.from_dict({**saved, "alone_prior": alone_prior})
+
+
+def test_found_by_of_pandas_string_dtype_with_missing_values_is_read():
+    people = lf.datasets.make_customers(400, seed=4)
+    columns = ["given_name", "surname", "date_of_birth", "email"]
+    scored = lf.pairs(people, columns)
+    pairs = scored[["left", "right", "found_by"]].copy()
+    pairs["found_by"] = pairs["found_by"].astype("string")
+    pairs.loc[pairs.index[:3], "found_by"] = pd.NA
+    again = lf.score(
+        people, pairs, columns, min_score=scored.attrs["lsh_frame"]["model"]
+    )
+    alone = (
+        (pairs["found_by"] == "record_neighbours").fillna(False).to_numpy(dtype=bool)
+    )
+    np.testing.assert_allclose(
+        again["match_probability"].to_numpy()[alone],
+        scored["match_probability"].to_numpy()[alone],
+    )

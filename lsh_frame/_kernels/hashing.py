@@ -93,8 +93,10 @@ def word_spans(
     _, starts, ends, word_offsets = separated_words(units, offsets)
     counts = np.diff(word_offsets)
     records = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
-    # Record r's text moved r places right in the separated text.
-    return starts - records, ends - records, records
+    # Record r's text moved r places right in the separated text, which starts
+    # at offsets[0] of units.
+    shift = records - int(offsets[0]) if len(offsets) else records
+    return starts - shift, ends - shift, records
 
 
 def separated_words(
@@ -141,7 +143,11 @@ def gap_words(
 
 
 class _Powers:
-    """``M**j`` and ``M**-j`` for ``j`` up to a size, grown on demand, shared."""
+    """``M**j`` and ``M**-j`` for ``j`` up to a size, grown on demand, shared.
+
+    Tables up to ``_POWERS_KEPT`` entries are kept for the next call (a chunk
+    of text is usually smaller); larger ones are made for the call and freed.
+    """
 
     def __init__(self) -> None:
         self._tables = (np.ones(1, dtype=U64), np.ones(1, dtype=U64))
@@ -149,9 +155,14 @@ class _Powers:
     def __call__(
         self, size: int
     ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
+        if size > _POWERS_KEPT:
+            return (
+                _power_table(MULTIPLIER, size),
+                _power_table(_MULTIPLIER_INVERSE, size),
+            )
         tables = self._tables  # one read: another thread may replace it
         if tables[0].size < size:
-            grown = max(size, 2 * tables[0].size)
+            grown = min(max(size, 2 * tables[0].size), _POWERS_KEPT)
             tables = (
                 _power_table(MULTIPLIER, grown),
                 _power_table(_MULTIPLIER_INVERSE, grown),
@@ -167,6 +178,8 @@ def _power_table(base: np.uint64, size: int) -> npt.NDArray[np.uint64]:
     return powers
 
 
+#: Power-table entries kept between calls (two tables of 16 MiB).
+_POWERS_KEPT = 1 << 21
 _powers = _Powers()
 
 
