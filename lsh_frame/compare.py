@@ -1044,7 +1044,7 @@ def found_by_only(pairs: pd.DataFrame, key: str) -> npt.NDArray[np.bool_]:
     """Which pairs ``key`` alone found (``found_by`` equal to it; missing: no)."""
     if "found_by" not in pairs.columns:
         return np.zeros(len(pairs), dtype=bool)
-    equal = pairs["found_by"].astype(object) == key
+    equal = pairs["found_by"] == key  # missing values: NA in some dtypes
     return np.asarray(equal.to_numpy(dtype=bool, na_value=False))
 
 
