@@ -153,6 +153,27 @@ def test_plain_columns_let_the_data_decide(customers):
     assert "record_neighbours: neighbours key" in decided
 
 
+def test_plain_columns_of_very_large_tables_get_no_neighbours_key(
+    customers, monkeypatch
+):
+    columns = ["given_name", "surname", "city", "phone", "email"]
+    monkeypatch.setattr(blocking, "NEIGHBOURS_MAX_RECORDS", len(customers) - 1)
+    context = blocking.resolve(customers, columns)
+    labels = [key.label for key in context.keys]
+    assert labels[-1] == "record" and "record_neighbours" not in labels
+    decided = "\n".join(context.decisions)
+    assert (
+        f"record_neighbours: no neighbours key: {len(customers):,} records" in decided
+    )
+    # Linking counts both tables.
+    half = len(customers) // 2
+    monkeypatch.setattr(blocking, "NEIGHBOURS_MAX_RECORDS", len(customers))
+    linked = blocking.resolve(
+        customers.iloc[:half], columns, other=customers.iloc[half:]
+    )
+    assert "record_neighbours" in [key.label for key in linked.keys]
+
+
 def test_defaults_find_true_pairs(customers):
     columns = [column for column in customers.columns if column != "entity_id"]
     pairs = lf.candidates(customers, columns)
