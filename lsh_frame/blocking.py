@@ -1026,7 +1026,10 @@ def resolve(
     - one record-level LSH key over all the columns (shingles tagged by
       column), its threshold the lowest whose expected false positives (pairs
       less similar than the threshold, estimated from a sample of random pairs)
-      stay within one per record.
+      stay within one per record;
+    - a neighbours key over all the columns (``NEIGHBOURS_KEY``): each record's
+      most similar records by IDF-weighted tokens, while both tables together
+      hold at most ``NEIGHBOURS_MAX_RECORDS`` records.
 
     When linking, "per record" counts both tables, but at most twice the
     smaller one: six new records linked against a saved table of a million get
