@@ -341,6 +341,13 @@ def neighbour_pairs(
                 n_index=n_index,
                 same_table=not link,
                 tie_rank=tie_ranks[index_side],
+                budget=(
+                    budget.relative,
+                    budget.floor,
+                    budget.factor,
+                    budget.least,
+                    budget.most,
+                ),
             )
             kept, _ = kernel.select(
                 query,

@@ -284,3 +284,26 @@ def test_a_key_may_not_be_named_like_the_identical_rows_marker():
         frame, [lf.Field("identical", blocking="exact", name="identical_key")]
     )
     assert pairs.empty
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    groups=st.lists(
+        st.lists(st.integers(0, 40), min_size=1, max_size=30), min_size=1, max_size=8
+    ),
+    budget=st.sampled_from(
+        [(0.5, 0.2, 2, 2, 100), (0.7, 0.0, 1, 0, 100), (0.5, 0.2, 2, 2, 3)]
+    ),
+)
+def test_only_neighbours_select_could_keep_are_dropped_before_ranking(groups, budget):
+    # Neighbours of each query ranked by cosine (descending), as select() reads them.
+    query = np.concatenate([np.full(len(g), q) for q, g in enumerate(groups)])
+    cosine = np.concatenate([np.sort(np.array(g, float) / 40)[::-1] for g in groups])
+    names = ("relative", "floor", "factor", "least", "most")
+    options = dict(zip(names, budget, strict=True))
+    kept_all, ranks_all = kernel.select(query, cosine, **options)
+    rankable = kernel._rankable(query, cosine, budget)
+    kept_some, ranks_some = kernel.select(query[rankable], cosine[rankable], **options)
+    positions = np.flatnonzero(rankable)
+    assert positions[kept_some].tolist() == np.flatnonzero(kept_all).tolist()
+    assert ranks_some.tolist() == ranks_all.tolist()

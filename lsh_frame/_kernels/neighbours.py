@@ -220,8 +220,13 @@ def neighbour_lists(
     n_index: int,
     same_table: bool,
     tie_rank: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = None,
+    budget: tuple[float, float, int, int, int] | None = None,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64]]:
     """Scored neighbours of the query records ``first <= q < stop``.
+
+    With ``budget`` (``relative, floor, factor, least, most`` of
+    :func:`select`), only the neighbours that :func:`select` could keep are
+    ranked and returned, with the same ranks: see :func:`_rankable`.
 
     ``query_records``/``query_tokens`` hold only the look-up tokens (those
     under the cap), sorted by record. Returns ``(query, neighbour, cosine)``
@@ -275,6 +280,12 @@ def neighbour_lists(
     cosine_bits = min(64 - query_bits - index_bits, 52)
     top = np.uint64((1 << cosine_bits) - 1)
     quantised = np.rint(np.clip(cosine, 0.0, 1.0) * float(top)).astype(np.uint64)
+    if budget is not None and local_query.size:
+        rankable = _rankable(
+            local_query, quantised.astype(np.float64) / float(top), budget
+        )
+        local_query, neighbour = local_query[rankable], neighbour[rankable]
+        quantised = quantised[rankable]
     ranked = local_query.astype(np.uint64) << np.uint64(cosine_bits + index_bits)
     ranked |= (top - quantised) << np.uint64(index_bits)
     ties = neighbour if tie_rank is None else tie_rank[0][neighbour]
@@ -286,6 +297,38 @@ def neighbour_lists(
     quantised = top - ((ranked >> np.uint64(index_bits)) & top)
     query = (ranked >> np.uint64(cosine_bits + index_bits)).astype(np.int64) + first
     return query, neighbour, quantised.astype(np.float64) / float(top)
+
+
+#: A query's neighbours below this share of ``relative`` times its best cosine
+#: are ranked only when fewer above it cannot fill its budget.
+_RANK_MARGIN = 0.5
+
+
+def _rankable(
+    query: npt.NDArray[np.int64],
+    cosine: npt.NDArray[np.float64],
+    budget: tuple[float, float, int, int, int],
+) -> npt.NDArray[np.bool_]:
+    """Mark a superset of the neighbours :func:`select` keeps, before ranking.
+
+    ``query`` is grouped (not ranked within groups), ``cosine`` the values
+    :func:`select` will see. A query keeps its ``k`` best neighbours, ``k``
+    from its own best cosine and close count (as :func:`select` counts them).
+    When at least ``k`` of its neighbours reach ``t = _RANK_MARGIN * relative *
+    best``, the ``k``-th best reaches ``t`` too, so every kept neighbour, and
+    every neighbour ranked above one, is among those: the rest are dropped.
+    Otherwise all of its neighbours stay. Ranks of the kept ones are unchanged.
+    """
+    relative, floor, factor, least, most = budget
+    heads = np.flatnonzero(run_starts(query))
+    sizes = np.diff(np.append(heads, query.size))
+    best = np.repeat(np.maximum.reduceat(cosine, heads), sizes)
+    is_close = (cosine >= relative * best) & (cosine >= floor)
+    close = np.add.reduceat(is_close.astype(np.int64), heads)
+    keep_count = np.minimum(factor * close + least, most)
+    wide = cosine >= _RANK_MARGIN * relative * best
+    enough = np.add.reduceat(wide.astype(np.int64), heads) >= keep_count
+    return wide | ~np.repeat(enough, sizes)
 
 
 def select(
