@@ -1075,6 +1075,37 @@ def with_alone_prior(
     return dataclasses.replace(model, alone_prior=alone_prior)
 
 
+def _learned_from_other_keys(
+    plan: ScorePlan,
+    levels: dict[str, npt.NDArray[np.intp]],
+    combined: npt.NDArray[np.float64],
+    left_out: npt.NDArray[np.bool_],
+    positions: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
+    assigned: bool,
+) -> tuple[MatchModel, dict[str, Any] | None, float] | None:
+    """Learn the model again without the ``left_out`` pairs; return it and its cut.
+
+    Steps 1-3 of ``"auto"`` on the other pairs: their provisional cut (or the
+    one-to-one assignment, when the link learns from it) and the model learned
+    from that split; None when there is nothing to learn.
+    """
+    cut = ScoreSpread.of(combined[~left_out]).cut()
+    if assigned:
+        kept = np.flatnonzero(~left_out)
+        split = np.zeros(len(combined), dtype=bool)
+        split[kept] = assignment_split(
+            positions[0][kept], positions[1][kept], combined[kept]
+        )
+    else:
+        split = provisional_matches(plan, combined, cut)
+    model, fit = learn_model(
+        plan.labels,
+        LevelTable.of(without(levels, left_out), split[~left_out]),
+        plan.field_cuts,
+    )
+    return None if model is None else (model, fit, cut)
+
+
 def link_shape(
     plan: ScorePlan,
     one_to_one: OneToOne,
@@ -1199,6 +1230,7 @@ def _score(
         other, (right_positions,) = _rows_in_use(other, right_positions)
     columns = score_fields(plan, frame, other, left_positions, right_positions, owner)
     identical = identical_mask(plan, pairs)
+    alone = found_only_by_neighbours(pairs)
 
     _progress.step("deciding matches")
     combined = columns["score"]
@@ -1222,7 +1254,6 @@ def _score(
             )
             learned = LevelTable.of(without(levels, identical), learn_from[~identical])
             model, fit = learn_model(plan.labels, learned, plan.field_cuts)
-            alone = found_only_by_neighbours(pairs)
             if model is not None and alone.any():
                 match = decide(plan, model, levels, provisional)[1] & ~identical
                 # No match at all: nothing says the neighbours key found any.
@@ -1231,32 +1262,19 @@ def _score(
                 )
                 fit = {**(fit or {}), "trained_on": "all pairs"}
                 if share >= TRAIN_ON_OTHERS_SHARE:
-                    left_out = identical | alone
-                    other_cut = ScoreSpread.of(combined[~left_out]).cut()
-                    split = provisional_matches(plan, combined, other_cut)
-                    if assigned:
-                        split = np.zeros(len(combined), dtype=bool)
-                        kept = np.flatnonzero(~left_out)
-                        split[kept] = assignment_split(
-                            positions[0][kept], positions[1][kept], combined[kept]
-                        )
-                    retrained, refit = learn_model(
-                        plan.labels,
-                        LevelTable.of(without(levels, left_out), split[~left_out]),
-                        plan.field_cuts,
+                    retrained = _learned_from_other_keys(
+                        plan, levels, combined, identical | alone, positions, assigned
                     )
                     if retrained is not None:
-                        model, chosen = retrained, other_cut
-                        provisional = provisional_matches(plan, combined, other_cut)
+                        model, refit, chosen = retrained
+                        provisional = provisional_matches(plan, combined, chosen)
                         fit = {**(refit or {}), "trained_on": "other keys' pairs"}
-                if model.alone_prior is None:
-                    model = with_alone_prior(
-                        model, plan, alone_table(levels, identical, alone), fit
-                    )
+                model = with_alone_prior(
+                    model, plan, alone_table(levels, identical, alone), fit
+                )
                 fit["found_by_other_keys"] = round(share, 4)
     probability, match = force_identical(
-        *decide(plan, model, levels, provisional, found_only_by_neighbours(pairs)),
-        identical,
+        *decide(plan, model, levels, provisional, alone), identical
     )
 
     def within(side: str, first: Any, second: Any) -> Any:
