@@ -1089,7 +1089,8 @@ def _learned_from_other_keys(
     one-to-one assignment, when the link learns from it) and the model learned
     from that split; None when there is nothing to learn.
     """
-    cut = ScoreSpread.of(combined[~left_out]).cut()
+    spread = ScoreSpread.of(combined[~left_out])
+    cut = spread.cut()
     if assigned:
         kept = np.flatnonzero(~left_out)
         split = np.zeros(len(combined), dtype=bool)
@@ -1102,6 +1103,7 @@ def _learned_from_other_keys(
         plan.labels,
         LevelTable.of(without(levels, left_out), split[~left_out]),
         plan.field_cuts,
+        assigned or spread.clear,
     )
     return None if model is None else (model, fit, cut)
 
@@ -1240,11 +1242,8 @@ def _score(
     model, fit = plan.given_model, None
     provisional = None
     if model is None:
-        cut = (
-            ScoreSpread.of(combined[~identical]).cut()
-            if plan.min_score == "auto"
-            else None
-        )
+        spread = ScoreSpread.of(combined[~identical])
+        cut = spread.cut() if plan.min_score == "auto" else None
         provisional = provisional_matches(plan, combined, cut)
         chosen = cut if cut is not None else float(plan.min_score)  # type: ignore[arg-type]
         if plan.min_score == "auto":
@@ -1253,7 +1252,9 @@ def _score(
                 assignment_split(*positions, combined) if assigned else provisional
             )
             learned = LevelTable.of(without(levels, identical), learn_from[~identical])
-            model, fit = learn_model(plan.labels, learned, plan.field_cuts)
+            model, fit = learn_model(
+                plan.labels, learned, plan.field_cuts, assigned or spread.clear
+            )
             if model is not None and alone.any():
                 match = decide(plan, model, levels, provisional)[1] & ~identical
                 # No match at all: nothing says the neighbours key found any.

@@ -126,6 +126,18 @@ def test_pairs_equal_pandas_for_every_decision(
 
 
 @pytest.mark.usefixtures("sync")
+def test_an_unclear_split_is_read_as_in_pandas(
+    people: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No valley counts as clear: EM may then grow the matches freely, in both.
+    monkeypatch.setattr(lf.model, "_CLEAR_VALLEY", -1.0)
+    ddf, df = as_dask(people, 3)
+    want = df.lsh.pairs(COLUMNS)
+    assert want.attrs["lsh_frame"]["model"]["fit"]["split"] == "unclear"
+    same(ddf.lsh.pairs(COLUMNS).compute(), want)
+
+
+@pytest.mark.usefixtures("sync")
 @pytest.mark.parametrize("partitions", [1, 3])
 def test_a_field_with_no_values_is_left_out_as_in_pandas(
     people: pd.DataFrame, partitions: int

@@ -58,6 +58,123 @@ def test_one_group_of_scores_has_no_valley():
     assert model.auto_min_score(scores) == model.DEFAULT_MIN_SCORE
 
 
+def test_a_clear_valley_is_told_from_a_dip_below_near_copies():
+    rng = np.random.default_rng(6)
+    two_groups = np.concatenate(
+        [rng.normal(0.4, 0.05, 900), rng.normal(0.95, 0.02, 100)]
+    )
+    cut, depth = model.ScoreSpread.of(two_groups).valley()
+    assert depth < 0.1 and model.ScoreSpread.of(two_groups).clear
+    assert cut == model.auto_min_score(two_groups)
+    # Copies of citations: matches spread over the upper half with no valley
+    # above the non-matches, and a spike of near-copies at the top. The only
+    # valley is the dip below the spike: the cut, but not a clear one.
+    spread = np.clip(
+        np.concatenate(
+            [
+                rng.normal(0.4, 0.08, 20_000),
+                rng.uniform(0.5, 0.9, 8_000),
+                rng.normal(0.97, 0.015, 500),
+            ]
+        ),
+        0,
+        1,
+    )
+    cut, depth = model.ScoreSpread.of(spread).valley()
+    assert cut >= 0.9
+    assert model.ScoreSpread.of(spread).clear is (depth <= model._CLEAR_VALLEY)
+    assert not model.ScoreSpread.of(spread).clear
+    # One group: no valley at all, so nothing clear about the default cut.
+    one = np.clip(rng.normal(0.45, 0.12, 5_000), 0, 1)
+    assert model.ScoreSpread.of(one).valley() == (model.DEFAULT_MIN_SCORE, 1.0)
+    assert not model.ScoreSpread.of(one).clear
+
+
+def _levelled(rng, size, shares):
+    """Field scores at each level (1.0, 0.95, 0.85, else 0.3) with these shares."""
+    draw = rng.random(size)
+    bounds = np.cumsum(shares)
+    return np.select(
+        [draw < bounds[0], draw < bounds[1], draw < bounds[2]], [1.0, 0.95, 0.85], 0.3
+    )
+
+
+def test_em_finds_the_matches_an_unclear_split_left_out():
+    # Citations: the matches agree on the title but write authors, venues and
+    # pages many ways, so their combined scores spread over the upper half and
+    # the cut keeps only the surest. With an unclear split EM may grow the
+    # matches as far as the data says; with a clear one it may not.
+    rng = np.random.default_rng(5)
+    matches, others = 2_000, 3_000
+    shares = {
+        "title": ((0.75, 0.1, 0.1), (0.02, 0.03, 0.15)),
+        "author": ((0.35, 0.2, 0.25), (0.05, 0.05, 0.2)),
+        "venue": ((0.25, 0.1, 0.1), (0.08, 0.02, 0.1)),
+        "year": ((0.6, 0.0, 0.2), (0.2, 0.0, 0.3)),
+        "pages": ((0.3, 0.1, 0.1), (0.01, 0.01, 0.03)),
+    }
+    scores = {
+        name: np.concatenate(
+            [_levelled(rng, matches, inside), _levelled(rng, others, outside)]
+        )
+        for name, (inside, outside) in shares.items()
+    }
+    truth = np.arange(matches + others) < matches
+    combined = np.mean(np.column_stack(list(scores.values())), axis=1)
+    spread = model.ScoreSpread.of(combined)
+    assert not spread.clear
+    levels = {name: model.MatchModel.levels(values) for name, values in scores.items()}
+    start = model.MatchModel.learn_levels(levels, combined >= spread.cut())
+    found = {}
+    for clear in (True, False):
+        refined, fit = model.MatchModel.refine(levels, start, clear)
+        assert fit["split"] == ("clear" if clear else "unclear")
+        assert fit["em_kept"] is not clear
+        found[clear] = refined.probability_of_levels(levels) >= 0.5
+    for clear, precision, recall in ((True, 0.99, 0.1), (False, 0.9, 0.9)):
+        hits = (found[clear] & truth).sum()
+        assert hits / found[clear].sum() > precision
+        assert hits / matches > recall
+    assert (found[False] & truth).sum() > 3 * (found[True] & truth).sum()
+
+
+def test_an_unclear_split_still_rejects_a_fit_whose_matches_mostly_differ():
+    # Relatives who share a surname, an address and a phone but not a given
+    # name outnumber the duplicates: EM takes them for people, and its
+    # "matches" then differ on given names far more often than they agree.
+    rng = np.random.default_rng(8)
+    sizes = (300, 3_000, 1_000)  # duplicates, relatives, strangers
+    shares = {
+        "given_name": ((0.8, 0.1, 0.05), (0.02, 0.02, 0.02), (0.02, 0.02, 0.02)),
+        "surname": ((0.9, 0.05, 0.03), (0.97, 0.02, 0.01), (0.05, 0.02, 0.02)),
+        "address": ((0.7, 0.1, 0.1), (0.95, 0.03, 0.02), (0.02, 0.02, 0.02)),
+        "phone": ((0.6, 0.1, 0.1), (0.9, 0.05, 0.0), (0.0, 0.0, 0.0)),
+    }
+    scores = {
+        name: np.concatenate(
+            [
+                _levelled(rng, size, part)
+                for size, part in zip(sizes, parts, strict=True)
+            ]
+        )
+        for name, parts in shares.items()
+    }
+    truth = np.arange(sum(sizes)) < sizes[0]
+    levels = {name: model.MatchModel.levels(values) for name, values in scores.items()}
+    start = model.MatchModel.learn_levels(levels, truth)
+    patterns, counts = model._level_patterns(list(levels.values()))
+    taken, _, converged = start.expectation_maximisation(
+        list(levels), patterns, counts.astype(np.float64), 1_000
+    )
+    assert converged and taken.m["given_name"][-1] > 2 / 3
+    assert not taken.mostly_agrees(2 / 3)
+    refined, fit = model.MatchModel.refine(levels, start, clear=False)
+    assert fit["em_kept"] is False and fit["em_growth"] > 2
+    found = refined.probability_of_levels(levels) >= 0.5
+    assert found.sum() < 1.5 * sizes[0]
+    assert (found & truth).sum() / found.sum() > 0.75
+
+
 def test_a_saved_model_keeps_its_cuts_and_older_models_still_decide():
     people = lf.datasets.make_customers(2_000, seed=2)
     columns = ["given_name", "surname", "date_of_birth", "email"]

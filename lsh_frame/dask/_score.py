@@ -437,9 +437,9 @@ def score_parts(
             spread = ScoreSpread.merge(
                 list(compute(*[delayed(_spread)(s) for s in scored]))
             )
-            cut = spread.cut()
+            cut, clear = spread.cut(), spread.clear
         else:
-            cut = float(plan.min_score)  # type: ignore[arg-type]
+            cut, clear = float(plan.min_score), True  # type: ignore[arg-type]
         chosen = cut
         if plan.min_score == "auto":
             tables_ = compute(
@@ -449,7 +449,10 @@ def score_parts(
                 ]
             )
             model, fit = learn_model(
-                plan.labels, LevelTable.merge(list(tables_)), plan.field_cuts
+                plan.labels,
+                LevelTable.merge(list(tables_)),
+                plan.field_cuts,
+                assigned[0] is not None or clear,
             )
             if model is not None:
                 counts = compute(
@@ -460,9 +463,10 @@ def score_parts(
                     share = by_others / matches if matches else 1.0
                     fit = {**(fit or {}), "trained_on": "all pairs"}
                     if share >= TRAIN_ON_OTHERS_SHARE:
-                        other_cut = ScoreSpread.merge(
+                        other_spread = ScoreSpread.merge(
                             list(compute(*[delayed(_spread)(s, True) for s in scored]))
-                        ).cut()
+                        )
+                        other_cut = other_spread.cut()
                         others: list[Any] = [None] * len(scored)
                         if assigned[0] is not None:
                             kept = np.flatnonzero(~every_alone)
@@ -486,6 +490,7 @@ def score_parts(
                             plan.labels,
                             LevelTable.merge(list(tables_)),
                             plan.field_cuts,
+                            assigned[0] is not None or other_spread.clear,
                         )
                         if retrained is not None:
                             model, cut, chosen = retrained, other_cut, other_cut
