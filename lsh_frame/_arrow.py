@@ -25,7 +25,7 @@ EXTENSION_NAME = "lsh_frame.minhash"
 
 def value_type(scheme: str) -> pa.DataType:
     """Arrow type of one signature value for a scheme."""
-    return pa.uint32() if scheme == "affine32" else pa.uint64()
+    return pa.uint64() if scheme == "mersenne61" else pa.uint32()
 
 
 class MinHashSignature:

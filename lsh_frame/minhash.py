@@ -22,6 +22,7 @@ from lsh_frame._arrow import (
     value_type,
 )
 from lsh_frame._kernels import minhash as kernels
+from lsh_frame._kernels import sketch
 from lsh_frame._validation import check_int
 from lsh_frame.config import MinHashConfig, ShingleConfig
 from lsh_frame.errors import ConfigError, ConfigTypeError, SignatureMismatchError
@@ -119,6 +120,31 @@ def make_config(
     return MinHashConfig(shingle=ShingleConfig(**shingle_options), **hash_options)
 
 
+Signer = Callable[[npt.NDArray[np.uint64], npt.NDArray[np.int64], npt.NDArray], None]
+
+
+def _signer(config: MinHashConfig) -> Signer:
+    """Return ``sign(token_hashes, offsets, out)`` for the configuration's scheme."""
+    if config.scheme == "fss32":
+        a, b = sketch.parameters(config.seed, config.num_perm)
+        return lambda hashes, offsets, out: sketch.sketch(
+            kernels.fold32(hashes), offsets, a, b, out
+        )
+    if config.scheme == "affine32":
+        permute = kernels.affine32_permute(
+            *kernels.affine32_parameters(config.seed, config.num_perm)
+        )
+        return lambda hashes, offsets, out: kernels.minhash(
+            kernels.fold32(hashes), offsets, permute, out
+        )
+    permute = kernels.mersenne61_permute(
+        *kernels.mersenne61_parameters(config.seed, config.num_perm)
+    )
+    return lambda hashes, offsets, out: kernels.minhash(
+        kernels.reduce_mersenne61(hashes), offsets, permute, out
+    )
+
+
 def sign_array(
     array: pa.Array,
     config: MinHashConfig,
@@ -157,24 +183,12 @@ def sign_array(
     dtype = value_type(config.scheme).to_pandas_dtype()
     matrix = np.zeros((n, config.num_perm), dtype=dtype)
     valid = np.zeros(n, dtype=bool)
-    if config.scheme == "affine32":
-        permute = kernels.affine32_permute(
-            *kernels.affine32_parameters(config.seed, config.num_perm)
-        )
-    else:
-        permute = kernels.mersenne61_permute(
-            *kernels.mersenne61_parameters(config.seed, config.num_perm)
-        )
+    signer = _signer(config)
 
     def sign_chunk(start: int) -> None:
         stop = min(start + chunk_size, n)
         tokens = tokenize(array.slice(start, stop - start), config.shingle, salt=salt)
-        values: npt.NDArray = (
-            kernels.fold32(tokens.hashes)
-            if config.scheme == "affine32"
-            else kernels.reduce_mersenne61(tokens.hashes)
-        )
-        kernels.minhash(values, tokens.offsets, permute, matrix[start:stop])
+        signer(tokens.hashes, tokens.offsets, matrix[start:stop])
         valid[start:stop] = tokens.counts > 0
 
     run_in_chunks(n, chunk_size, workers, sign_chunk)
@@ -209,8 +223,8 @@ def minhash(
         Signature length (default 128).
     seed : int, optional
         Seed of the hash functions (default 1).
-    scheme : {"affine32", "mersenne61"}, optional
-        Hash family (default ``"affine32"``), see :class:`MinHashConfig`.
+    scheme : {"affine32", "mersenne61", "fss32"}, optional
+        Hash family or sketch (default ``"affine32"``), see :class:`MinHashConfig`.
     config : MinHashConfig, optional
         A complete configuration, instead of the individual parameters.
     chunk_size : int, optional

@@ -76,6 +76,35 @@ def minhash_mersenne61(tokens: list[int], a: list[int], b: list[int]) -> list[in
     ]
 
 
+def fss32(tokens: list[int], a: list[int], b: list[int]) -> list[int]:
+    """Fast similarity sketching, one throw at a time (``a``, ``b``: 2t values).
+
+    Round i < t throws every token x into slot ``((h >> 16) * t) >> 16`` of
+    h = a_i x + b_i mod 2**32, with the value (i above the low bits of h); a
+    slot keeps its least value; the rounds stop once every slot holds one. A
+    slot j still empty then gets min over x of a_{t+j} x + b_{t+j} mod 2**32.
+    """
+    slots = len(a) // 2
+    round_bits = (slots - 1).bit_length()
+    low = (1 << (32 - round_bits)) - 1
+    empty = (1 << 32) - 1
+    folded = [token >> 32 for token in tokens]
+    sketch = [empty] * slots
+    for round_ in range(slots):
+        for x in folded:
+            h = (a[round_] * x + b[round_]) % (1 << 32)
+            slot = ((h >> 16) * slots) >> 16
+            value = min((round_ << (32 - round_bits)) | (h & low), empty - 1)
+            sketch[slot] = min(sketch[slot], value)
+        if empty not in sketch:
+            break
+    for slot in range(slots):
+        if sketch[slot] == empty:
+            ai, bi = a[slots + slot], b[slots + slot]
+            sketch[slot] = min((ai * x + bi) % (1 << 32) for x in folded)
+    return sketch
+
+
 def jaccard(left: set[int], right: set[int]) -> float:
     union = left | right
     return len(left & right) / len(union) if union else float("nan")

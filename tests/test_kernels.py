@@ -7,7 +7,7 @@ import reference
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lsh_frame._kernels import hashing, minhash, text
+from lsh_frame._kernels import hashing, minhash, sketch, text
 
 # Text that exercises the decoder and the boundaries: ASCII, Latin accents,
 # combining marks, CJK, emoji (4-byte UTF-8), and many kinds of whitespace.
@@ -196,6 +196,38 @@ def test_mersenne61_minhash_matches_reference(sets, seed, num_perm):
             assert row.tolist() == reference.minhash_mersenne61(
                 tokens, a.tolist(), b.tolist()
             )
+
+
+@given(sets=token_sets, seed=st.integers(0, 2**32), num_perm=st.integers(1, 40))
+def test_fss32_sketch_matches_reference(sets, seed, num_perm):
+    values, offsets = to_csr(sets)
+    a, b = sketch.parameters(seed, num_perm)
+    out = np.zeros((len(sets), num_perm), dtype=np.uint32)
+    sketch.sketch(minhash.fold32(values), offsets, a, b, out)
+    for row, tokens in zip(out, sets, strict=True):
+        if tokens:
+            assert row.tolist() == reference.fss32(tokens, a.tolist(), b.tolist())
+        else:
+            assert not row.any()
+
+
+@pytest.mark.parametrize("num_perm", [1, 3, 64, 100, 128, 257])
+def test_fss32_groups_of_every_length_match_reference(num_perm, monkeypatch):
+    # Small groups, so records of many lengths (1 token: the classic slots;
+    # 3,000: full in a round or two) fill at different rounds in one call.
+    monkeypatch.setattr(sketch, "GROUP_RECORDS", 16)
+    rng = np.random.default_rng(num_perm)
+    lengths = [*rng.integers(0, 60, 60).tolist(), 1, 2, 3_000, 400, 0]
+    sets = [rng.integers(0, 2**63, n, dtype=np.uint64).tolist() for n in lengths]
+    values, offsets = to_csr(sets)
+    a, b = sketch.parameters(7, num_perm)
+    out = np.zeros((len(sets), num_perm), dtype=np.uint32)
+    sketch.sketch(minhash.fold32(values), offsets, a, b, out)
+    expected = [
+        reference.fss32(s, a.tolist(), b.tolist()) if s else [0] * num_perm
+        for s in sets
+    ]
+    assert out.tolist() == expected
 
 
 @pytest.mark.parametrize("scheme", ["affine32", "mersenne61"])

@@ -14,6 +14,8 @@ import reference
 import lsh_frame as lf
 from lsh_frame._arrow import signature_matrix
 from lsh_frame._kernels import minhash as kernels
+from lsh_frame._kernels import sketch
+from lsh_frame.minhash import _signer
 
 NAMES = pd.Series(
     ["john smith", "jon smith", "smith john", "mary o'brien", "東京タワー", "Zoë",
@@ -31,7 +33,7 @@ def sets_with_jaccard(rng, union_size, shared):
     return left, right
 
 
-@pytest.mark.parametrize("scheme", ["affine32", "mersenne61"])
+@pytest.mark.parametrize("scheme", ["affine32", "mersenne61", "fss32"])
 @pytest.mark.parametrize(
     ("union_size", "shared"), [(40, 4), (40, 20), (60, 48), (200, 100)]
 )
@@ -43,7 +45,12 @@ def test_estimate_is_unbiased(scheme, union_size, shared):
     sets = [s for _ in range(pairs) for s in sets_with_jaccard(rng, union_size, shared)]
     values = np.concatenate(sets)
     offsets = np.concatenate([[0], np.cumsum([s.size for s in sets])]).astype(np.int64)
-    if scheme == "affine32":
+    if scheme == "fss32":
+        out = np.zeros((len(sets), num_perm), dtype=np.uint32)
+        a, b = sketch.parameters(9, num_perm)
+        sketch.sketch(kernels.fold32(values), offsets, a, b, out)
+        permute = None
+    elif scheme == "affine32":
         tokens = kernels.fold32(values)
         permute = kernels.affine32_permute(*kernels.affine32_parameters(9, num_perm))
         out = np.zeros((len(sets), num_perm), dtype=np.uint32)
@@ -53,12 +60,39 @@ def test_estimate_is_unbiased(scheme, union_size, shared):
             *kernels.mersenne61_parameters(9, num_perm)
         )
         out = np.zeros((len(sets), num_perm), dtype=np.uint64)
-    kernels.minhash(tokens, offsets, permute, out)
+    if permute is not None:
+        kernels.minhash(tokens, offsets, permute, out)
     estimates = (out[0::2] == out[1::2]).mean(axis=1)
     standard_error = np.sqrt(truth * (1 - truth) / num_perm / pairs)
     assert abs(estimates.mean() - truth) < 3 * standard_error
     # The spread matches independent permutations (not correlated ones).
-    assert estimates.std() < 1.25 * np.sqrt(truth * (1 - truth) / num_perm)
+    binomial = np.sqrt(truth * (1 - truth) / num_perm)
+    assert estimates.std() < 1.25 * binomial
+    if scheme == "fss32" and union_size < num_perm:
+        # Short sets are sampled without replacement: less spread than that.
+        assert estimates.std() < 0.85 * binomial
+
+
+@pytest.mark.parametrize("scheme", ["affine32", "fss32"])
+def test_bands_collide_as_the_s_curve_says(scheme):
+    # A band of r slots agrees with probability J**r: each slot with
+    # probability J and (nearly) independently. Measured over many pairs of
+    # short sets, where the sketch's slots are least independent.
+    rng = np.random.default_rng(17)
+    num_perm, pairs, truth = 128, 1_500, 0.75
+    sets = [s for _ in range(pairs) for s in sets_with_jaccard(rng, 40, 30)]
+    values = np.concatenate(sets)
+    offsets = np.concatenate([[0], np.cumsum([s.size for s in sets])]).astype(np.int64)
+    config = lf.MinHashConfig(num_perm=num_perm, scheme=scheme)
+    out = np.zeros((len(sets), num_perm), dtype=np.uint32)
+    _signer(config)(values, offsets, out)
+    agree = out[0::2] == out[1::2]
+    for rows in (2, 4, 8):
+        bands = agree.reshape(pairs, -1, rows).all(axis=2).mean(axis=1)
+        expected = truth**rows
+        # Bands of one pair are not independent: the spread over pairs bounds it.
+        error = bands.std() / np.sqrt(pairs)
+        assert abs(bands.mean() - expected) < 4 * error + 0.05 * expected
 
 
 def test_estimate_tracks_exact_jaccard_of_text():
@@ -119,6 +153,12 @@ GOLDEN = {
         "東京タワー": [618263109, 8878958, 1714205450, 1195956255,
                        2063207610, 570699183, 2306523124, 71112360],
     },
+    "fss32": {
+        "john smith": [561165318, 445798810, 107997899, 45750241,
+                       210877534, 1250707085, 934546818, 62579900],
+        "東京タワー": [784328051, 1935734392, 995047581, 194716777,
+                       1381642347, 3145323367, 144410771, 1993164946],
+    },
     "mersenne61": {
         "john smith": [51175701835947377, 350629568516600667, 367716489752440027,
                        423017935093572550, 252067500971115320, 290856949007132920,
@@ -130,7 +170,7 @@ GOLDEN = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("scheme", ["affine32", "mersenne61"])
+@pytest.mark.parametrize("scheme", ["affine32", "mersenne61", "fss32"])
 def test_golden_vectors(scheme):
     result = lf.minhash(pd.Series(list(GOLDEN[scheme])), num_perm=8, scheme=scheme)
     matrix, _ = signature_matrix(result)
@@ -159,7 +199,7 @@ def test_identical_in_a_separate_process():
         import hashlib, pandas as pd, lsh_frame as lf
         from lsh_frame._arrow import signature_matrix
         values = pd.Series(%r, name="name")
-        for scheme in ("affine32", "mersenne61"):
+        for scheme in ("affine32", "mersenne61", "fss32"):
             matrix, valid = signature_matrix(lf.minhash(values, scheme=scheme, seed=7))
             print(hashlib.sha256(matrix[valid].tobytes() + valid.tobytes()).hexdigest())
         """
@@ -174,21 +214,35 @@ def test_identical_in_a_separate_process():
     ).stdout.split()
     assert output == [
         digest(lf.minhash(NAMES, scheme=scheme, seed=7))
-        for scheme in ("affine32", "mersenne61")
+        for scheme in ("affine32", "mersenne61", "fss32")
     ]
 
 
-def test_independent_of_row_order_chunks_and_threads():
+@pytest.mark.parametrize("scheme", ["affine32", "fss32"])
+def test_independent_of_row_order_chunks_and_threads(scheme):
     customers = lf.datasets.make_customers(3000, seed=4)
     text = customers["given_name"].str.cat(
         customers[["surname", "city"]], sep=" ", na_rep=""
     )
-    baseline = lf.minhash(text)
+    baseline = lf.minhash(text, scheme=scheme)
     shuffled = text.sample(frac=1.0, random_state=0)
-    pd.testing.assert_series_equal(lf.minhash(shuffled).loc[text.index], baseline)
+    pd.testing.assert_series_equal(
+        lf.minhash(shuffled, scheme=scheme).loc[text.index], baseline
+    )
     for chunk_size, workers in [(1, 1), (97, 2), (100_000, 1)]:
-        result = lf.minhash(text, chunk_size=chunk_size, workers=workers)
+        result = lf.minhash(text, chunk_size=chunk_size, workers=workers, scheme=scheme)
         pd.testing.assert_series_equal(result, baseline)
+
+
+def test_a_sketch_is_comparable_only_with_sketches():
+    classic = lf.minhash(NAMES, num_perm=64)
+    sketched = lf.minhash(NAMES, num_perm=64, scheme="fss32")
+    assert sketched.dtype.pyarrow_dtype.storage_type == pa.list_(pa.uint32(), 64)
+    assert sketched.isna().tolist() == classic.isna().tolist()
+    with pytest.raises(lf.SignatureMismatchError, match="'affine32' vs 'fss32'"):
+        lf.estimate_jaccard(classic, sketched)
+    estimate = lf.estimate_jaccard(sketched, sketched.iloc[0])
+    assert estimate.iloc[0] == 1.0 and estimate.iloc[1] > 0.3
 
 
 def test_seed_changes_signatures():
@@ -302,7 +356,11 @@ class TestEstimateJaccard:
         ({"seed": True}, lf.ConfigTypeError, "'seed'.*must be an int. Got True"),
         ({"seed": "1"}, lf.ConfigTypeError, "'seed'"),
         ({"seed": -1}, lf.ConfigError, "'seed'.*>= 0"),
-        ({"scheme": "fast"}, lf.ConfigError, "'scheme'.*'affine32', 'mersenne61'"),
+        (
+            {"scheme": "fast"},
+            lf.ConfigError,
+            "'scheme'.*'affine32', 'mersenne61', 'fss32'",
+        ),
         ({"kind": "letters"}, lf.ConfigError, "'kind'"),
         ({"chunk_size": 0}, lf.ConfigError, "'chunk_size'"),
         ({"workers": 0}, lf.ConfigError, "'workers'"),
