@@ -51,6 +51,7 @@ from lsh_frame._typed_compare import (
     typed_values,
 )
 from lsh_frame._validation import check_bool, check_columns, check_int
+from lsh_frame._warn import warn
 from lsh_frame.blocking import (
     NEIGHBOURS_KEY,
     Field,
@@ -947,15 +948,15 @@ def decide(
     """``match_probability`` (None without one) and ``match`` of some pairs."""
     if model is not None:
         # Only the model's fields: one it left out (no values) is neutral.
-        probability = model.probability_of_levels(
-            {label: levels[label] for label in model.m}
-        )
+        counted = {label: levels[label] for label in model.m}
+        probability = model.probability_of_levels(counted)
         if model.alone_prior is not None and alone is not None and alone.any():
             other = dataclasses.replace(model, prior=model.alone_prior)
             probability[alone] = other.probability_of_levels(
-                {label: levels[label][alone] for label in model.m}
+                {label: level[alone] for label, level in counted.items()}
             )
-        return probability, probability >= 0.5
+        # A match needs some field that counts for it, whatever the prior.
+        return probability, (probability >= 0.5) & model.speaks_for(counted)
     assert provisional is not None
     size = provisional.size
     if plan.min_score == "auto":
@@ -1140,6 +1141,29 @@ def learns_from_assignment(plan: ScorePlan, shape: dict[str, Any] | None) -> boo
     )
 
 
+def _fallback(
+    plan: ScorePlan,
+    chosen: float | None,
+    model: MatchModel | None,
+    fit: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """``{"fallback": why}`` when ``"auto"`` decided without a model, else ``{}``."""
+    if model is not None or plan.given_model is not None or not fit:
+        return {}  # a model decided, or nothing was left to decide
+    return {
+        "fallback": f"{fit['fallback']}: matches are the pairs with score >= {chosen}"
+    }
+
+
+def warn_fallback(attrs: dict[str, Any]) -> None:
+    """Say that ``min_score="auto"`` fell back to a cut on ``score``."""
+    if "fallback" in attrs:
+        warn(
+            f"No match model was learned ({attrs['fallback']}). Pass min_score= a "
+            "number, or a model learned on a larger table, to decide yourself."
+        )
+
+
 def scored_attrs(
     plan: ScorePlan,
     chosen: float | None,
@@ -1164,6 +1188,7 @@ def scored_attrs(
         else ("model" if given is not None else "given"),
         "compare": dict(plan.comparisons),
         "weights": {spec.label: spec.weight for spec in plan.specs},
+        **_fallback(plan, chosen, model, fit),
         "model": None
         if model is None
         else {
@@ -1291,6 +1316,7 @@ def _score(
     columns["match"] = match
     attrs = scored_attrs(plan, chosen, model, fit, shape)
     attrs["one_to_one"] = chosen_one_to_one
+    warn_fallback(attrs)
     return scored_frame(pairs, columns, attrs)
 
 

@@ -852,6 +852,24 @@ class MatchModel:
             log_odds += weights[level]
         return 1 / (1 + np.exp(-log_odds))
 
+    def speaks_for(
+        self, levels: dict[str, npt.NDArray[np.intp]]
+    ) -> npt.NDArray[np.bool_]:
+        """Whether some field of each pair counts for a match (a positive weight).
+
+        A pair whose only shared evidence disagrees (every field present in
+        both records at a level that counts against a match) is no match,
+        whatever the prior: a record holding only a date of birth and a city
+        abbreviation once matched three people at probability 0.51 because
+        the prior was 0.72 and the one field they shared differed.
+        """
+        size = next(iter(levels.values())).size
+        found = np.zeros(size, dtype=bool)
+        for label, level in levels.items():
+            positive = np.append(self.m[label] > self.u[label], False)
+            found |= positive[level]
+        return found
+
     def prior_among(self, labels: list[str], table: LevelTable) -> float:
         """Return the share of matches among some pairs, m and u held fixed.
 
@@ -901,6 +919,24 @@ class MatchModel:
         }
 
 
+def _not_learned(labels: list[str], table: LevelTable) -> str | None:
+    """Why no model could be learned from a level table (see ``learn_table``).
+
+    None when there was nothing to decide (no pairs, or only identical copies).
+    """
+    total = table.pairs
+    if total == 0:
+        return None
+    if not labels:
+        return "no compared field has a value in any pair"
+    if total < _AUTO_MIN_PAIRS:
+        return (
+            f"only {total:,} pair{'' if total == 1 else 's'} to learn from, "
+            f"where a model needs {_AUTO_MIN_PAIRS}"
+        )
+    return f"the provisional split put all {total:,} pairs on one side"
+
+
 def learn_model(
     labels: list[str],
     table: LevelTable,
@@ -911,7 +947,8 @@ def learn_model(
 
     ``labels`` name the table's field columns (the counted fields, in order);
     ``clear`` says whether the table's split can be trusted (see
-    :meth:`MatchModel.refine`).
+    :meth:`MatchModel.refine`). Without a model, the fit says why
+    (``{"fallback": ...}``).
     """
     # A field missing in every pair has m = u: it cannot move a decision, but
     # it would count towards the fields needed to refine, and the soundness
@@ -929,7 +966,8 @@ def learn_model(
         table = LevelTable(*_summed_rows(table.rows[:, [*keep, -1]], table.counts))
     model = MatchModel.learn_table(labels, table, field_cuts) if labels else None
     if model is None:
-        return None, None
+        why = _not_learned(labels, table)
+        return None, None if why is None else {"fallback": why}
     patterns, counts = table.fields()
     model, fit = MatchModel.refine_patterns(labels, patterns, counts, model, clear)
     return dataclasses.replace(model, no_values=no_values), fit

@@ -132,9 +132,81 @@ def test_large_component_warns_with_its_size():
     chain = pd.DataFrame({"left": np.arange(49), "right": np.arange(1, 50)})
     with pytest.warns(UserWarning, match="largest, entity 0, has 50"):
         lf.cluster(frame, chain, warn_size=20)
+    # Under the size limit, the chain (49 links among 1,225 pairs of records)
+    # is still named as a sparse entity, and only that.
+    with pytest.warns(UserWarning, match="sparsely linked") as caught:
+        ids = lf.cluster(frame, chain)
+    assert len(caught) == 1 and "entity ids 0)" in str(caught[0].message)
+    assert ids.attrs["lsh_frame"] == {"links_cut": 0, "review": [0]}
+
+
+def _cliques_and_a_chain() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Three groups of four records that agree, joined by two weak links, and
+    a chain of six records linked one after the other by strong links."""
+    frame = pd.DataFrame({"x": ["r"] * 18}, index=[f"r{i:02d}" for i in range(18)])
+    rows = []
+    for group in range(3):
+        members = range(4 * group, 4 * group + 4)
+        rows += [(a, b, 0.999) for a in members for b in members if a < b]
+    rows += [(3, 4, 0.7), (7, 8, 0.6)]  # chain the groups
+    rows += [(i, i + 1, 0.9999) for i in range(12, 17)]  # a chain of six
+    pairs = pd.DataFrame(rows, columns=["left", "right", "match_probability"])
+    pairs["left"] = frame.index[pairs["left"]]
+    pairs["right"] = frame.index[pairs["right"]]
+    pairs["match"] = True
+    return frame, pairs
+
+
+def test_sparse_entities_are_split_by_their_strong_links():
+    frame, pairs = _cliques_and_a_chain()
+    with pytest.warns(UserWarning, match="1 entity is sparsely linked") as caught:
+        ids = lf.cluster(frame, pairs)
+    groups = ids.groupby(ids).apply(lambda part: sorted(part.index)).tolist()
+    assert sorted(map(len, groups)) == [4, 4, 4, 6]
+    assert ids.iloc[:12].nunique() == 3  # the weak links were cut
+    chain = int(ids.iloc[12])
+    assert ids.attrs["lsh_frame"] == {"links_cut": 2, "review": [chain]}
+    assert f"entity ids {chain})" in str(caught[0].message)
+    # The pair order does not matter, and split=False keeps the components.
+    shuffled = pairs.sample(frac=1.0, random_state=3)
+    with pytest.warns(UserWarning, match="sparsely linked"):
+        pd.testing.assert_series_equal(lf.cluster(frame, shuffled), ids)
+    with pytest.warns(UserWarning, match="2 entities are sparsely linked"):
+        whole = lf.cluster(frame, pairs, split=False)
+    assert sorted(whole.value_counts().tolist()) == [6, 12]
+    assert whole.attrs["lsh_frame"]["links_cut"] == 0
+    # A cut on the score (min_score) is the user's decision: nothing is split.
+    scored = pairs.assign(score=pairs["match_probability"])
+    with pytest.warns(UserWarning, match="sparsely linked"):
+        by_score = lf.cluster(frame, scored, min_score=0.5)
+    assert by_score.attrs["lsh_frame"]["links_cut"] == 0
+
+
+def test_identical_copies_count_once_for_sparseness():
+    # Ten copies linked to the first one (a star: 9 of 45 pairs) are not sparse.
+    frame = pd.DataFrame({"x": ["same"] * 10})
+    pairs = pd.DataFrame(
+        {"left": [0] * 9, "right": range(1, 10), "found_by": "identical"}
+    ).assign(match=True, match_probability=1.0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        lf.cluster(frame, chain)
+        ids = lf.cluster(frame, pairs)
+    assert ids.nunique() == 1 and ids.attrs["lsh_frame"]["review"] == []
+
+
+def test_sparse_links_between_two_tables():
+    # Linking: density counts left-right pairs. Five left and five right
+    # records linked in a path (9 of 25 pairs) form one sparse entity.
+    left = pd.DataFrame({"x": ["a"] * 5}, index=[f"l{i}" for i in range(5)])
+    right = pd.DataFrame({"x": ["a"] * 5}, index=[f"r{i}" for i in range(5)])
+    rows = [(f"l{i}", f"r{i}") for i in range(5)] + [
+        (f"l{i + 1}", f"r{i}") for i in range(4)
+    ]
+    pairs = pd.DataFrame(rows, columns=["left", "right"]).assign(match=True)
+    with pytest.warns(UserWarning, match="1 entity is sparsely linked"):
+        left_ids, right_ids = lf.cluster(left, pairs, other=right)
+    assert left_ids.attrs["lsh_frame"]["review"] == [0]
+    assert right_ids.attrs["lsh_frame"] == left_ids.attrs["lsh_frame"]
 
 
 def test_empty_and_unlinked_frames():

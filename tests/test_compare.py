@@ -1,6 +1,7 @@
 """Scoring pairs: exact Jaccard, fuzzy scores, NaN handling, weights, decisions."""
 
 import json
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -555,6 +556,25 @@ def test_fields_from_an_index_and_numpy_min_score(customers, customer_pairs):
     scored = lf.score(customers, customer_pairs, columns, min_score=np.float32(0.5))
     assert [f"{name}_score" in scored for name in columns] == [True] * 3
     assert scored.attrs["lsh_frame"]["min_score"] == 0.5
+
+
+def test_a_small_batch_says_it_fell_back_to_a_cut():
+    people = lf.datasets.make_customers(30, seed=3)
+    columns = ["given_name", "surname", "email"]
+    with pytest.warns(UserWarning, match="No match model was learned") as caught:
+        scored = lf.pairs(people, columns)
+    assert caught[0].filename == __file__  # points at the caller's line
+    info = scored.attrs["lsh_frame"]
+    assert info["model"] is None
+    assert info["fallback"].startswith(f"only {len(scored):,} pairs to learn from")
+    assert f"score >= {info['min_score']}" in info["fallback"]
+    assert info["fallback"] in str(caught[0].message)
+    assert (scored["match"] == (scored["score"] >= info["min_score"])).all()
+    # A number, or a learned model, is the user's decision: no fallback.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        decided = lf.pairs(people, columns, min_score=0.8)
+    assert "fallback" not in decided.attrs["lsh_frame"]
 
 
 def test_all_zero_weights_are_rejected():

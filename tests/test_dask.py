@@ -23,7 +23,7 @@ import pytest
 
 import lsh_frame as lf
 import lsh_frame.dask as lfd
-from lsh_frame.dask import _tables
+from lsh_frame.dask import _components, _tables
 from lsh_frame.errors import (
     ColumnError,
     ConfigError,
@@ -286,6 +286,25 @@ def test_cluster_dedupe_and_drop_duplicates_equal_pandas(
         ddf.lsh.drop_duplicates(COLUMNS, ignore_index=True).compute(),
         df.lsh.drop_duplicates(COLUMNS, ignore_index=True),
     )
+
+
+@pytest.mark.usefixtures("sync")
+@pytest.mark.parametrize("collect", [True, False])
+def test_sparse_entities_are_split_and_reviewed_as_in_pandas(
+    collect: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from test_cluster import _cliques_and_a_chain
+
+    if not collect:  # the components are found on the cluster (large-star)
+        monkeypatch.setattr(_components, "COLLECT_EDGES", 0)
+    ddf, frame = as_dask(_cliques_and_a_chain()[0], 3)
+    dpairs, pairs = as_dask(_cliques_and_a_chain()[1], 2)
+    for split in (True, False):
+        want, want_warnings = quietly(lf.cluster, frame, pairs, split=split)
+        got, got_warnings = quietly(ddf.lsh.cluster, dpairs, split=split)
+        same(got, want)
+        assert got.attrs == want.attrs and got_warnings == want_warnings
+    assert want.attrs["lsh_frame"]["review"]  # split=False: both entities
 
 
 @pytest.mark.usefixtures("sync")

@@ -175,6 +175,33 @@ def test_an_unclear_split_still_rejects_a_fit_whose_matches_mostly_differ():
     assert (found & truth).sum() / found.sum() > 0.75
 
 
+def test_a_pair_whose_only_shared_evidence_disagrees_is_no_match():
+    # The prior says most candidates match (0.72); the one field both records
+    # hold differs a little more among matches than among non-matches. The
+    # posterior stays above 0.5, but nothing speaks for a match.
+    from lsh_frame import compare
+
+    learned = model.MatchModel(
+        prior=0.72,
+        m={
+            "dob": np.array([0.8, 0.05, 0.05, 0.1]),
+            "city": np.array([0.7, 0.1, 0.1, 0.1]),
+        },
+        u={
+            "dob": np.array([0.78, 0.05, 0.05, 0.12]),
+            "city": np.array([0.2, 0.1, 0.1, 0.6]),
+        },
+    )
+    levels = {
+        "dob": np.array([3, 0, 3, 4]),  # differs, agrees, differs, missing
+        "city": np.array([4, 4, 0, 4]),  # missing, missing, agrees, missing
+    }
+    probability, match = compare.decide(None, learned, levels, None)  # type: ignore[arg-type]
+    assert probability[0] > 0.5 and probability[3] > 0.5  # the prior alone
+    assert match.tolist() == [False, True, True, False]
+    assert learned.speaks_for(levels).tolist() == [False, True, True, False]
+
+
 def test_a_saved_model_keeps_its_cuts_and_older_models_still_decide():
     people = lf.datasets.make_customers(2_000, seed=2)
     columns = ["given_name", "surname", "date_of_birth", "email"]

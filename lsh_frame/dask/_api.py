@@ -25,12 +25,15 @@ from lsh_frame import _progress
 from lsh_frame._validation import check_bool, check_int, present
 from lsh_frame.blocking import BlockingReport, _as_fields, mapped_columns
 from lsh_frame.cluster import (
+    Links,
     _label_rank,
     _links,
     _warn_large,
     check_options,
-    component_ids,
-    identical_members,
+    entity_ids,
+    link_counts,
+    sparse_of,
+    warn_review,
 )
 from lsh_frame.compare import _positions
 from lsh_frame.dask import _components
@@ -369,41 +372,35 @@ def pairs(
     return scored
 
 
-#: Linked positions (left, right) and the identical copies among the right ones.
-_Edges = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]
-
-
 def _edges(
     part: pd.DataFrame,
     min_score: float | None,
     left_index: pd.Index,
     right_index: pd.Index,
+    left_rows: int | None,
     owner: str,
-) -> _Edges:
+) -> Links:
     linked = part[_links(part, min_score, owner).to_numpy()]
+    first = _positions(linked["left"], left_index, "left", owner)
     second = _positions(linked["right"], right_index, "right", owner)
-    members = identical_members(linked, second)
-    return (
-        _positions(linked["left"], left_index, "left", owner),
-        second,
-        np.empty(0, np.int64) if members is None else members,
-    )
+    return Links.of(linked, first, second, left_rows)
 
 
-def _edge_count(edges: _Edges) -> int:
-    return int(edges[0].size)
+def _edge_count(edges: Links) -> tuple[int, bool]:
+    return int(edges.first.size), edges.strength is not None
 
 
-def _members(edges: _Edges) -> npt.NDArray[np.int64]:
-    return edges[2]
+def _members(edges: Links) -> npt.NDArray[np.int64]:
+    copies = edges.copies
+    return np.empty(0, np.int64) if copies is None else copies
 
 
 def _ranked_edges(
-    edges: _Edges,
+    edges: Links,
     ranks: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
 ) -> pd.DataFrame:
     """Linked records numbered by label rank (the right table after the left)."""
-    return pd.DataFrame({"u": ranks[0][edges[0]], "v": ranks[1][edges[1]]})
+    return pd.DataFrame({"u": ranks[0][edges.first], "v": ranks[1][edges.second]})
 
 
 def _entity_ids(
@@ -413,56 +410,79 @@ def _entity_ids(
     warn_size: int,
     owner: str,
     method: str = "tasks",
-) -> npt.NDArray[np.int64]:
-    """Entity id of every row (left table, then right), on the client.
+    split: bool = True,
+) -> tuple[npt.NDArray[np.int64], dict[str, Any]]:
+    """Entity id of every row (left table, then right), on the client; the review.
 
-    Up to ``_components.COLLECT_EDGES`` matched pairs, their positions are
-    gathered and the pandas union-find numbers the components; above it,
-    large-star/small-star finds them on the cluster. Either way the ids equal
-    the pandas path's.
+    Up to ``_components.COLLECT_EDGES`` matched pairs, or when sparse entities
+    are split (see :func:`lsh_frame.cluster`), their positions are gathered and
+    the pandas path runs on the client; above it, large-star/small-star finds
+    the components on the cluster. Either way the ids equal the pandas path's.
     """
     min_score, warn_size = check_options(min_score, warn_size, owner)
     if isinstance(scored, pd.DataFrame):
         scored = dd.from_pandas(scored, npartitions=1, sort=False)
     left_index, right_index = _shared_indexes(tables)
+    left_rows = tables[0].rows if len(tables) > 1 else None
     _progress.step("clustering")
     edges = persist(
         [
-            delayed(_edges)(part, min_score, left_index, right_index, owner)
+            delayed(_edges)(part, min_score, left_index, right_index, left_rows, owner)
             for part in scored.to_delayed()
         ]
     )
-    total = int(sum(compute(*[delayed(_edge_count)(edge) for edge in edges])))
+    counts = compute(*[delayed(_edge_count)(edge) for edge in edges])
+    total = int(sum(count for count, _ in counts))
     right = tables[1].index if len(tables) > 1 else None
-    if total <= _components.COLLECT_EDGES:
-        gathered = compute(*edges)
-        first = np.concatenate([np.empty(0, np.int64), *[e[0] for e in gathered]])
-        second = np.concatenate([np.empty(0, np.int64), *[e[1] for e in gathered]])
-        ids = component_ids(tables[0].index, right, first, second)
+    splits = split and min_score is None and all(known for _, known in counts)
+    if splits or total <= _components.COLLECT_EDGES:
+        # Splitting sparse entities reads every link's probability: the links
+        # are gathered (25 bytes each), as the pandas path holds them.
+        links = Links.join(list(compute(*edges)), left_rows)
+        ids, review = entity_ids(tables[0].index, right, links, splits)
+        _warn_large(ids, warn_size, links.copies)
+        warn_review(review)
+        return ids, review
     else:
         left_rank = _label_rank(tables[0].index)
         right_rank = left_rank if right is None else _label_rank(right) + len(left_rank)
         ranks = shared((left_rank, right_rank))
         ranked = [delayed(_ranked_edges)(edge, ranks) for edge in edges]
-        links = _components.stars(ranked, method)
+        star_links = _components.stars(ranked, method)
         nodes = tables[0].rows + (tables[1].rows if len(tables) > 1 else 0)
-        in_rank_order = _components.head_ids(nodes, None, None, links)
+        in_rank_order = _components.head_ids(nodes, None, None, star_links)
         rank = left_rank if right is None else np.concatenate([left_rank, right_rank])
         ids = in_rank_order[rank]
     members = np.concatenate(
         [np.empty(0, np.int64), *compute(*[delayed(_members)(e) for e in edges])]
     )
     _warn_large(ids, warn_size, members if len(tables) == 1 else None)
-    return ids
+    shared_ids = shared(ids)
+    counted = compute(*[delayed(link_counts)(shared_ids, edge) for edge in edges])
+    sparse = sparse_of(
+        ids,
+        np.sum([links_of_part for links_of_part, _ in counted], axis=0),
+        np.sum([copies for _, copies in counted], axis=0),
+        left_rows,
+    )
+    review = {"links_cut": 0, "review": np.flatnonzero(sparse).tolist()}
+    warn_review(review)
+    return ids, review
 
 
-def _id_series(part: pd.DataFrame, ids: npt.NDArray[np.int64]) -> pd.Series:
-    return pd.Series(ids, index=part.index, name="entity_id")
+def _id_series(
+    part: pd.DataFrame, ids: npt.NDArray[np.int64], review: dict[str, Any]
+) -> pd.Series:
+    series = pd.Series(ids, index=part.index, name="entity_id")
+    series.attrs["lsh_frame"] = review
+    return series
 
 
-def _ids_on(table_: Table, ids: npt.NDArray[np.int64]) -> dd.Series:
+def _ids_on(
+    table_: Table, ids: npt.NDArray[np.int64], review: dict[str, Any]
+) -> dd.Series:
     parts = [
-        delayed(_id_series)(part, piece)
+        delayed(_id_series)(part, piece, review)
         for part, piece in zip(
             table_.parts, shared_pieces(table_.slices(ids)), strict=True
         )
@@ -481,17 +501,21 @@ def cluster(
     other: dd.DataFrame | None = None,
     min_score: float | None = None,
     warn_size: int = 1_000,
+    split: bool = True,
     shuffle_method: str = "tasks",
 ) -> Any:
     """Entity id per row, as :func:`lsh_frame.cluster` (same ids)."""
     owner = "cluster"
     method = check_shuffle(shuffle_method, owner)
+    split = check_bool(split, "split", owner)
     tables = _tables(frame, other, owner)
-    ids = _entity_ids(tables, scored, min_score, warn_size, owner, method)
-    left_ids = _ids_on(tables[0], ids[: tables[0].rows])
+    ids, review = _entity_ids(
+        tables, scored, min_score, warn_size, owner, method, split
+    )
+    left_ids = _ids_on(tables[0], ids[: tables[0].rows], review)
     if other is None:
         return left_ids
-    return left_ids, _ids_on(tables[1], ids[tables[0].rows :])
+    return left_ids, _ids_on(tables[1], ids[tables[0].rows :], review)
 
 
 def minhash(
@@ -533,7 +557,7 @@ def _entities(
     with _progress.reporting(progress, owner):
         scored, attrs = _pairs(tables, fields, options, method, npartitions, owner)
         scored = _persisted(scored)  # decided once, read twice below
-        ids = _entity_ids(tables, scored, None, 1_000, owner, method)
+        ids, _ = _entity_ids(tables, scored, None, 1_000, owner, method)
         matches = compute(
             *[delayed(_match_count)(part) for part in scored.to_delayed()]
         )

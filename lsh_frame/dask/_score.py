@@ -46,6 +46,7 @@ from lsh_frame.compare import (
     provisional_matches,
     score_fields,
     scored_attrs,
+    warn_fallback,
     with_alone_prior,
     without,
 )
@@ -503,6 +504,7 @@ def score_parts(
                     )
                     fit["found_by_other_keys"] = round(share, 4)
     attrs = scored_attrs(plan, chosen, model, fit, shape)
+    warn_fallback(attrs)
     if not plan.link or one_to_one is False:
         attrs["one_to_one"] = no_choice(one_to_one, plan.link)
         decided = [delayed(_decided)(s, task_plan, model, cut, attrs) for s in scored]
