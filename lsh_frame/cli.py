@@ -84,8 +84,19 @@ def _format(path: str, role: str) -> str:
     )
 
 
-def read_table(path: str, role: str = "input") -> pd.DataFrame:
-    """Read a CSV (all cells as text) or Parquet file; ``-`` is stdin CSV."""
+def read_table(
+    path: str,
+    role: str = "input",
+    *,
+    sep: str | None = None,
+    encoding: str = "utf-8",
+) -> pd.DataFrame:
+    """Read a CSV (all cells as text) or Parquet file; ``-`` is stdin CSV.
+
+    ``sep`` is the CSV field separator (by default a tab for ``.tsv`` files,
+    else a comma) and ``encoding`` the CSV text encoding. Header names lose the
+    spaces around them (FEBRL's files write ``rec_id, given_name``).
+    """
     kind = _format(path, role)
     if path != "-" and not Path(path).is_file():
         reason = "it is a directory" if Path(path).is_dir() else "no such file"
@@ -93,7 +104,9 @@ def read_table(path: str, role: str = "input") -> pd.DataFrame:
     try:
         if kind == "parquet":
             return _plain(pd.read_parquet(path), path, role)
-        return _read_csv(path, role)
+        return _read_csv(path, role, sep, encoding)
+    except LookupError as error:  # an unknown encoding
+        raise InputError(f"cannot read {role} {path!r}: {error}") from error
     except (OSError, ValueError, UnicodeDecodeError, ImportError) as error:
         detail = str(error).strip().splitlines()[0] if str(error).strip() else ""
         raise InputError(
@@ -102,32 +115,41 @@ def read_table(path: str, role: str = "input") -> pd.DataFrame:
         ) from error
 
 
-def _read_csv(path: str, role: str) -> pd.DataFrame:
+def _read_csv(
+    path: str, role: str, sep: str | None = None, encoding: str = "utf-8"
+) -> pd.DataFrame:
     """Read a CSV file's cells as text, under the names its header gives.
 
     pandas renames a repeated header name (the second ``name`` becomes
-    ``name.1``), so the header is read first, as written, and refused if it
-    names a column twice.
+    ``name.1``), so the header is read first, as written (spaces around a name
+    stripped), and refused if it names a column twice.
     """
-    options: dict[str, Any] = {
-        "dtype": str,
-        "keep_default_na": False,
-        "sep": "\t" if path.lower().endswith(".tsv") else ",",
-    }
+    if sep is None:
+        sep = "\t" if path.lower().endswith(".tsv") else ","
+    options: dict[str, Any] = {"dtype": str, "keep_default_na": False, "sep": sep}
     where = "on standard input" if path == "-" else repr(path)
     fix = "give each column of its header a different name"
     if path != "-":
         # The same parser (compression, encoding, quoting) on the first row.
-        header = pd.read_csv(path, header=None, nrows=1, **options).iloc[0]
+        header = pd.read_csv(
+            path, header=None, nrows=1, encoding=encoding, **options
+        ).iloc[0]
+        names = [name.strip() for name in header.fillna("")]
         # Empty header cells are not repeats: pandas numbers them ("Unnamed: 2").
-        _refuse_repeated([name for name in header if name], f"{role} {where}", fix)
-        return pd.read_csv(path, na_values=[""], **options)
+        _refuse_repeated([name for name in names if name], f"{role} {where}", fix)
+        frame = pd.read_csv(path, na_values=[""], encoding=encoding, **options)
+        frame.columns = [
+            name or column for name, column in zip(names, frame.columns, strict=True)
+        ]
+        return frame
     # Standard input can be read only once: the csv module takes the header
-    # record off it, pandas reads the rest under those names.
-    names = _first_record(sys.stdin, options["sep"])
-    if names is None:
+    # record off it, pandas reads the rest under those names. (Its encoding is
+    # the terminal's, set by Python: --encoding applies to files.)
+    first = _first_record(sys.stdin, sep)
+    if first is None:
         return pd.read_csv(sys.stdin, na_values=[""], **options)  # raises: empty
-    names[0] = names[0].removeprefix("\ufeff")  # a byte order mark, as pandas does
+    first[0] = first[0].removeprefix("\ufeff")  # a byte order mark, as pandas does
+    names = [name.strip() for name in first]
     _refuse_repeated([name for name in names if name], f"{role} {where}", fix)
     names = [name or f"Unnamed: {number}" for number, name in enumerate(names)]
     return pd.read_csv(sys.stdin, header=None, names=names, na_values=[""], **options)
@@ -255,6 +277,20 @@ def _fraction(text: str) -> float:
     return value
 
 
+def _digits(text: str) -> int | None:
+    if text == "all":
+        return None
+    try:
+        digits = int(text)
+    except ValueError:
+        digits = -1
+    if not 0 <= digits <= 17:
+        raise argparse.ArgumentTypeError(
+            f"must be a number of decimals from 0 to 17, or 'all'; got {text!r}"
+        )
+    return digits
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -295,6 +331,27 @@ def _save_model(result: pd.DataFrame, path: str | None) -> str | None:
     except OSError as error:
         raise InputError(f"cannot write {path!r}: {error.strerror or error}") from error
     return f"  saved the learned model to {path}"
+
+
+def _csv_options(arguments: argparse.Namespace) -> dict[str, Any]:
+    """``sep`` and ``encoding`` of the CSV files read."""
+    return {"sep": arguments.sep, "encoding": arguments.encoding}
+
+
+def _rounded(frame: pd.DataFrame, digits: int | None) -> pd.DataFrame:
+    """Scores and probabilities rounded to ``digits`` for display (None: as is)."""
+    if digits is None:
+        return frame
+    floats = [
+        column
+        for column in frame.columns
+        if pd.api.types.is_float_dtype(frame[column].dtype)
+        and (
+            str(column) in ("score", "match_probability")
+            or str(column).endswith(("_score", "_jaccard"))
+        )
+    ]
+    return frame.round(dict.fromkeys(floats, digits)) if floats else frame
 
 
 def _job_options(arguments: argparse.Namespace) -> dict[str, Any]:
@@ -378,7 +435,11 @@ def _simhash_dedupe(
 def run_dedupe(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
     """``lsh-frame dedupe``: entity per row, or one row per entity."""
     check_outputs(arguments.output, arguments.save_model)
-    frame = _indexed(read_table(arguments.input), arguments.index_col, "input")
+    frame = _indexed(
+        read_table(arguments.input, **_csv_options(arguments)),
+        arguments.index_col,
+        "input",
+    )
     on = _columns(arguments.on)
     started = time.perf_counter()
     if arguments.method == "simhash":
@@ -397,9 +458,14 @@ def run_dedupe(arguments: argparse.Namespace, say: Callable[[str], None]) -> int
             on,
             progress=arguments.progress,
             id_column=arguments.id_column,
-            size_column=arguments.id_column + "_size",
+            size_column=arguments.size_column,
             **_job_options(arguments),
         )
+        if not arguments.input_order:
+            # The records of an entity together, entities by first record.
+            info = result.attrs
+            result = result.sort_values(arguments.id_column, kind="stable")
+            result.attrs = info
     elapsed = time.perf_counter() - started
     info = result.attrs["lsh_frame"]
     write_table(
@@ -422,11 +488,14 @@ _ONE_TO_ONE: dict[str, Any] = {"auto": "auto", "yes": True, "no": False}
 def run_link(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
     """``lsh-frame link``: the fuzzy join (or the scored pairs with --pairs)."""
     check_outputs(arguments.output, arguments.save_model)
+    csv_options = _csv_options(arguments)
     left = _indexed(
-        read_table(arguments.left, "left input"), arguments.index_col, "left input"
+        read_table(arguments.left, "left input", **csv_options),
+        arguments.index_col,
+        "left input",
     )
     right = _indexed(
-        read_table(arguments.right, "right input"),
+        read_table(arguments.right, "right input", **csv_options),
         arguments.right_index_col or arguments.index_col,
         "right input",
     )
@@ -471,7 +540,7 @@ def run_link(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
     # Pairs carry the record labels in left/right; a merge keeps the left
     # labels in its index, worth writing when they are the user's ids.
     write_table(
-        result,
+        _rounded(result, arguments.digits),
         arguments.output,
         index=not arguments.pairs and arguments.index_col is not None,
     )
@@ -659,6 +728,16 @@ def _add_job_options(parser: argparse.ArgumentParser) -> None:
         help="refuse to build more candidate pairs than this (50000000)",
     )
     parser.add_argument(
+        "--sep",
+        default=None,
+        help="CSV field separator (default: a tab for .tsv files, else a comma)",
+    )
+    parser.add_argument(
+        "--encoding",
+        default="utf-8",
+        help="text encoding of CSV input files (utf-8); e.g. latin-1, cp1252",
+    )
+    parser.add_argument(
         "-o", "--output", default="-", help="output file, .csv or .parquet (stdout)"
     )
     parser.add_argument(
@@ -704,9 +783,18 @@ def build_parser() -> argparse.ArgumentParser:
         "row that has a duplicate",
     )
     dedupe.add_argument(
-        "--id-column",
-        default="cluster_id",
-        help="name of the entity id column added; its size column gets '_size'",
+        "--id-column", default="cluster_id", help="entity id column added (cluster_id)"
+    )
+    dedupe.add_argument(
+        "--size-column",
+        default="cluster_size",
+        help="entity size column added (cluster_size)",
+    )
+    dedupe.add_argument(
+        "--input-order",
+        action="store_true",
+        help="write the rows in the input's order (default: the records of each "
+        "entity together, entities in order of their first record)",
     )
     dedupe.add_argument(
         "--index", action="store_true", help="also write the row index (Parquet/CSV)"
@@ -764,6 +852,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--pairs",
         action="store_true",
         help="write every scored candidate pair instead of the joined rows",
+    )
+    link_parser.add_argument(
+        "--digits",
+        type=_digits,
+        default=4,
+        help="round scores and probabilities to this many decimals (4); 'all' "
+        "keeps every digit",
     )
     _add_job_options(link_parser)
 

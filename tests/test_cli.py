@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -120,13 +121,13 @@ def test_dedupe_csv_matches_the_library(customers_csv, customers, tmp_path, caps
     output = tmp_path / "out.csv"
     code = cli.main(
         ["dedupe", str(customers_csv), "--on", "given_name,surname", "--on",
-         "date_of_birth,email,postcode", "-o", str(output)]
+         "date_of_birth,email,postcode", "-o", str(output), "--input-order"]
     )  # fmt: skip
     assert code == 0
     written = _read_back(output)
     as_text = customers.astype("string").astype(object)
     expected = lf.dedupe(cli.read_table(str(customers_csv)), COLUMNS)
-    added = ["cluster_id", "cluster_id_size"]
+    added = ["cluster_id", "cluster_size"]  # the names Python gives
     assert list(written.columns) == [*customers.columns, *added]
     assert written["cluster_id"].astype(int).tolist() == expected["cluster_id"].tolist()
     # Text cells come back exactly as written (leading zeros of postcodes kept).
@@ -165,9 +166,15 @@ def test_dedupe_reads_parquet_and_writes_stdout(customers, tmp_path, capsys):
     )  # fmt: skip
     assert code == 0
     written = pd.read_csv(io.StringIO(capsys.readouterr().out), index_col=0)
-    assert written.index.tolist() == customers.index.tolist()
+    # Every row once, the records of an entity together (entities in order of
+    # their first record, each entity's rows in input order).
+    assert sorted(written.index) == customers.index.tolist()
     assert written.index.name == customers.index.name
-    assert "cluster_id" in written
+    assert written["cluster_id"].is_monotonic_increasing
+    for _, rows in written.groupby("cluster_id"):
+        assert rows.index.is_monotonic_increasing
+    assert (written.groupby("cluster_id").size() == written.groupby("cluster_id")[
+        "cluster_size"].first()).all()  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -617,3 +624,59 @@ def test_an_output_without_write_permission_is_refused_before_the_job(
     argv = ["dedupe", str(customers_csv), "--on", "surname", "-o"]
     assert cli.main([*argv, str(tmp_path / target), "-q"]) == 2
     assert message.format(tmp=tmp_path) in capsys.readouterr().err
+
+
+def test_csv_separator_encoding_and_spaced_headers(tmp_path, capsys):
+    # FEBRL writes "rec_id, given_name, surname"; a Latin-1 file with ";".
+    path = tmp_path / "people.csv"
+    rows = ["rec_id; given_name ; surname", "a;José;Núñez", "b;Jose;Nunez", "c;Ann;Lee"]
+    path.write_bytes("\n".join(rows).encode("latin-1"))
+    code = cli.main(
+        ["dedupe", str(path), "--on", "given_name,surname", "--sep", ";",
+         "--encoding", "latin-1", "--index-col", "rec_id", "--min-score", "0.5",
+         "-q", "--input-order"]
+    )  # fmt: skip
+    assert code == 0
+    written = pd.read_csv(io.StringIO(capsys.readouterr().out), index_col=0)
+    assert written.index.name == "rec_id"
+    assert list(written.columns) == [
+        "given_name",
+        "surname",
+        "cluster_id",
+        "cluster_size",
+    ]
+    assert written.loc["a", "given_name"] == "José"
+    assert written.loc["a", "cluster_id"] == written.loc["b", "cluster_id"]
+    # Without the encoding the bytes are not UTF-8: a clear usage error.
+    assert cli.main(["dedupe", str(path), "--on", "given_name", "--sep", ";"]) == 2
+    assert "cannot read input" in capsys.readouterr().err
+    assert cli.main(
+        ["dedupe", str(path), "--on", "given_name", "--encoding", "klingon"]
+    ) == 2  # fmt: skip
+    assert "klingon" in capsys.readouterr().err
+
+
+def test_link_rounds_scores_for_display(tmp_path, capsys):
+    people = lf.datasets.make_customers(300, seed=2).drop(columns="entity_id")
+    left, right = tmp_path / "left.csv", tmp_path / "right.csv"
+    people.iloc[:200].to_csv(left, index=False)
+    people.iloc[100:].to_csv(right, index=False)
+    outputs = {}
+    for digits in ("2", "all"):
+        code = cli.main(
+            ["link", str(left), str(right), "--on", "given_name,surname,email",
+             "--pairs", "--digits", digits, "-q"]
+        )  # fmt: skip
+        assert code == 0
+        outputs[digits] = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    rounded, whole = outputs["2"], outputs["all"]
+    for column in ("score", "given_name_score", "match_probability"):
+        np.testing.assert_allclose(
+            rounded[column], whole[column].round(2), rtol=0, atol=1e-12
+        )  # NaN (a field missing in a record) stays NaN
+        assert (whole[column] != whole[column].round(2)).any()
+    assert rounded["left"].equals(whole["left"])
+    with pytest.raises(SystemExit) as refused:
+        cli.main(["link", str(left), str(right), "--on", "email", "--digits", "x"])
+    assert refused.value.code == 2
+    assert "number of decimals" in capsys.readouterr().err
