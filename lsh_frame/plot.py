@@ -206,6 +206,8 @@ def _histogram_cut(
                 f"Got {cut!r} instead."
             )
         return float(cut), f"cut {float(cut):g}"
+    if column == "match_probability":
+        return 0.5, "match at probability 0.5"  # how every model decides
     recorded = _scored_attrs(scored)
     if recorded is None:
         raise ConfigError(
@@ -214,8 +216,6 @@ def _histogram_cut(
             "operations, such as concat or merge, drop attrs). Pass cut=<number> "
             "to mark a cut of your own."
         )
-    if column == "match_probability":
-        return 0.5, "match at probability 0.5"
     chosen = recorded.get("min_score")
     rule = recorded.get("min_score_rule")
     if chosen is None:

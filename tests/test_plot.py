@@ -143,6 +143,11 @@ def test_score_histogram_marks_a_numeric_min_score_or_a_given_cut(customers_scor
         lf.plot.score_histogram(bare)
     (cut,) = with_gid(lf.plot.score_histogram(bare, cut=0.75).lines, "cut")
     assert cut.get_xdata()[0] == 0.75
+    # Every model decides at probability 0.5: no attrs needed for that cut.
+    ax = lf.plot.score_histogram(bare, column="match_probability")
+    assert with_gid(ax.lines, "cut")[0].get_xdata()[0] == 0.5
+    with pytest.raises(lf.ConfigError, match="'cut' parameter"):
+        lf.plot.score_histogram(scored, cut=1.5)
 
 
 def test_score_histogram_refuses_what_it_cannot_count(customers_scored):
