@@ -26,7 +26,7 @@ from lsh_frame.blocking import (
 )
 from lsh_frame.compare import _score
 from lsh_frame.config import ShingleConfig
-from lsh_frame.errors import ConfigError, ConfigTypeError
+from lsh_frame.errors import ConfigTypeError
 from lsh_frame.identical import IDENTICAL
 from lsh_frame.model import MatchModel, level_names
 from lsh_frame.shingle import normalize
@@ -113,6 +113,8 @@ class Explanation:
     alone: bool = False
     #: Identical in every compared column: a match with probability 1.
     identical: bool = False
+    #: Why the learned model that decided the pair is not shown, if it is not.
+    note: str | None = None
 
     def to_frame(self) -> pd.DataFrame:
         """One row per field: values, Jaccard, comparison, score, shingles.
@@ -164,6 +166,8 @@ class Explanation:
             f"{probability}{decision}",
             f"found by: {self.found_by or '(not given)'}",
         ]
+        if self.note is not None:
+            lines.append(f"({self.note})")
         if self.prior is not None:
             among = " of the pairs only the neighbours key found" if self.alone else ""
             lines.append(
@@ -269,27 +273,34 @@ def _read_as(comparison: str, spec: Any, row: pd.DataFrame, text: str | None) ->
     return describe(read)[0]
 
 
-def _model_of(pair: Any, min_score: Any, specs: list[Field]) -> MatchModel | None:
-    """Return the learned model that decides the pair: given, or the pairs' own."""
+def _model_of(
+    pair: Any, min_score: Any, specs: list[Field]
+) -> tuple[MatchModel | None, str | None]:
+    """Return the learned model that reads the pair (given, or the pairs' own).
+
+    The pairs' own model reads the pair only when it is explained on the
+    fields the model was learned on (a subset of them is a fair question, but
+    the model's reading of it would not end at the pair's probability); the
+    second value then says why it is not shown.
+    """
     if isinstance(min_score, (MatchModel, dict)):
-        return MatchModel.from_dict(min_score, "explain")
+        return MatchModel.from_dict(min_score, "explain"), None
     if min_score is not None or not isinstance(pair, pd.Series):
-        return None
+        return None, None
     recorded = pair.attrs.get("lsh_frame", {})
     learned = recorded.get("model") if isinstance(recorded, dict) else None
     if learned is None:
-        return None
+        return None, None
     model = MatchModel.from_dict(learned, "explain", "the pair's attrs")
     counted = {spec.label for spec in specs if spec.weight > 0}
     learned_on = set(model.m) | set(model.no_values)
     if counted != learned_on:
-        raise ConfigError(
-            "The pair was decided by a model learned on the fields "
-            f"{sorted(learned_on)} (its attrs['lsh_frame']['model']), but explain "
-            f"got the fields {sorted(counted)}. Explain it on the fields it was "
-            "scored on, or pass min_score=<number> to decide it with a cut."
+        return None, (
+            "the model that decided the pair was learned on the fields "
+            f"{', '.join(sorted(learned_on))}; explain the pair on them to see "
+            "its reading"
         )
-    return model
+    return model, None
 
 
 def _model_reading(
@@ -386,7 +397,7 @@ def explain(
     specs, _ = _as_fields(fields, "explain")
     other = other_table(frame, fields, other, right_on, "explain")
     right_frame = frame if other is None else other
-    model = _model_of(pair, min_score, specs)
+    model, note = _model_of(pair, min_score, specs)
     one = pd.DataFrame({"left": [left], "right": [right]})
     if model is not None and found_by is not None:
         # The keys that found the pair choose its prior (and identical ones match).
@@ -469,4 +480,5 @@ def explain(
         prior=prior,
         alone=model is not None and model.alone_prior is not None and alone,
         identical=model is not None and other is None and found_by == IDENTICAL,
+        note=note,
     )

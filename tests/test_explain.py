@@ -140,14 +140,20 @@ def test_explain_starts_pairs_only_the_neighbours_key_found_at_their_prior(
     assert labels.probability > row["match_probability"]
 
 
-def test_explain_refuses_other_fields_than_the_model_was_learned_on(customers_scored):
+def test_explain_on_other_fields_than_the_models_says_why_it_is_not_shown(
+    customers_scored,
+):
     customers, columns, scored = customers_scored
-    with pytest.raises(lf.ConfigError, match="learned on the fields"):
-        lf.explain(customers, scored.iloc[0], columns[:3])
-    # With a cut instead of the model, any fields can be explained.
-    assert (
-        lf.explain(customers, scored.iloc[0], columns[:3], min_score=0.8).prior is None
+    # Some of the fields: the model's reading would not end at the probability.
+    explanation = lf.explain(customers, scored.iloc[0], columns[:3])
+    assert explanation.prior is None and explanation.fields[0].level is None
+    assert "learned on the fields" in str(explanation) and "bits" not in str(
+        explanation
     )
+    # A model given explicitly must be the fields' model.
+    learned = scored.attrs["lsh_frame"]["model"]
+    with pytest.raises(lf.ConfigError, match="learned on the fields"):
+        lf.explain(customers, scored.iloc[0], columns[:3], min_score=learned)
 
 
 def test_explain_says_identical_pairs_match_with_probability_one():
