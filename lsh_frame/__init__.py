@@ -7,7 +7,7 @@ hashed shingles and MinHash signatures stored as Arrow columns.
 from __future__ import annotations
 
 from lsh_frame import accessor as _accessor  # noqa: F401  (registers df.lsh)
-from lsh_frame import datasets
+from lsh_frame import datasets, plot
 from lsh_frame._arrow import MinHashSignature, MinHashType
 from lsh_frame.blocking import BlockingReport, Field, blocking_report, candidates
 from lsh_frame.cluster import cluster
@@ -80,6 +80,7 @@ __all__ = [
     "pairs",
     "plan",
     "plan_for_budget",
+    "plot",
     "score",
     "shingles",
     "simhash",

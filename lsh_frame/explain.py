@@ -16,10 +16,19 @@ from lsh_frame._typed_compare import (
     describe,
     typed_values,
 )
-from lsh_frame.blocking import _as_fields, _field_text, _stored_config, other_table
+from lsh_frame.blocking import (
+    NEIGHBOURS_KEY,
+    Field,
+    _as_fields,
+    _field_text,
+    _stored_config,
+    other_table,
+)
 from lsh_frame.compare import _score
 from lsh_frame.config import ShingleConfig
 from lsh_frame.errors import ConfigTypeError
+from lsh_frame.identical import IDENTICAL
+from lsh_frame.model import MatchModel, level_names
 from lsh_frame.shingle import normalize
 from lsh_frame.vectors import VECTOR_KINDS
 
@@ -78,6 +87,13 @@ class FieldExplanation:
     weight: float
     #: How each value was read by ``compare="number"`` or ``"date"``.
     read_as: tuple[str, str] | None = None
+    #: With a learned model: the pair's level on this field (``"missing"``
+    #: when either value is), ...
+    level: str | None = None
+    #: ... its weight in bits, log2(m / u) of that level (0 when missing), ...
+    model_weight: float | None = None
+    #: ... and the match probability once this field and those before it count.
+    running_probability: float | None = None
 
 
 @dataclass(frozen=True)
@@ -91,9 +107,22 @@ class Explanation:
     score: float
     match: bool | None
     probability: float | None = None
+    #: The learned model's prior for this pair (None: no model decided it): its
+    #: ``alone_prior`` when only the neighbours key found the pair (``alone``).
+    prior: float | None = None
+    alone: bool = False
+    #: Identical in every compared column: a match with probability 1.
+    identical: bool = False
+    #: Why the learned model that decided the pair is not shown, if it is not.
+    note: str | None = None
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per field: values, Jaccard, comparison, score, shingles."""
+        """One row per field: values, Jaccard, comparison, score, shingles.
+
+        With a learned model also each field's ``level``, ``model_weight``
+        (bits) and ``running_probability``.
+        """
+        model = self.prior is not None
         return pd.DataFrame(
             [
                 {
@@ -104,6 +133,15 @@ class Explanation:
                     "comparison": item.comparison,
                     "score": item.score,
                     "weight": item.weight,
+                    **(
+                        {
+                            "level": item.level,
+                            "model_weight": item.model_weight,
+                            "running_probability": item.running_probability,
+                        }
+                        if model
+                        else {}
+                    ),
                     "shared": len(item.shared),
                     "only_left": len(item.only_left),
                     "only_right": len(item.only_right),
@@ -128,19 +166,59 @@ class Explanation:
             f"{probability}{decision}",
             f"found by: {self.found_by or '(not given)'}",
         ]
+        if self.note is not None:
+            lines.append(f"({self.note})")
+        if self.prior is not None:
+            among = " of the pairs only the neighbours key found" if self.alone else ""
+            lines.append(
+                f"model: prior {_probability(self.prior)}{among} "
+                f"({np.log2(self.prior / (1 - self.prior)):+.2f} bits); each field "
+                "adds log2(m/u) of its level"
+            )
+        running = self.prior
         for item in self.fields:
             lines.append(
                 f"  {item.field}: {item.left!r} vs {item.right!r}\n"
-                f"      {item.comparison} {item.score:.3f}, Jaccard "
-                f"{item.jaccard:.3f}, weight {item.weight:g}"
+                f"      {item.comparison} {item.score:.3f}, Jaccard {item.jaccard:.3f}"
+                + ("" if self.prior is not None else f", weight {item.weight:g}")
             )
             if item.read_as is not None:
                 lines.append(f"      read as: {item.read_as[0]} vs {item.read_as[1]}")
+            if self.prior is not None:
+                lines.append(f"      {_model_line(item, running)}")
+                if item.running_probability is not None:
+                    running = item.running_probability
             if item.shared or item.only_left or item.only_right:
                 lines.append(f"      shared: {_shown(item.shared)}")
                 lines.append(f"      only left: {_shown(item.only_left)}")
                 lines.append(f"      only right: {_shown(item.only_right)}")
+        if self.identical:
+            lines.append(
+                "identical in every compared column: a match, with probability 1"
+            )
         return "\n".join(lines)
+
+
+def _probability(value: float) -> str:
+    """Show a probability so that values near 0 or 1 still differ."""
+    if value < 0.001:
+        return f"{value:.1e}"
+    if value > 0.999:
+        return f"1 - {1 - value:.1e}"
+    return f"{value:.3f}"
+
+
+def _model_line(item: FieldExplanation, before: float | None) -> str:
+    """Describe the learned model's reading of one field of a pair."""
+    if item.running_probability is None or before is None:
+        reason = "weight 0" if item.weight == 0 else "no pair had a value in it"
+        return f"not in the model ({reason})"
+    if item.level == "missing":
+        return f"level missing: 0 bits, probability stays {_probability(before)}"
+    return (
+        f"level {item.level}: {item.model_weight:+.3f} bits, probability "
+        f"{_probability(before)} -> {_probability(item.running_probability)}"
+    )
 
 
 def _shown(shingles: tuple[str, ...], limit: int = 12) -> str:
@@ -155,6 +233,8 @@ def _pair_of(
 ) -> tuple[Hashable, Hashable, str | None, bool | None, float | None]:
     if isinstance(pair, pd.Series):
         found_by = pair.get("found_by")
+        if found_by is not None and pd.isna(found_by):
+            found_by = None
         match = pair.get("match")
         probability = pair.get("match_probability")
         left, right = (
@@ -169,7 +249,10 @@ def _pair_of(
             None if probability is None else float(probability),
         )
     if isinstance(pair, tuple) and len(pair) == 2:
-        return pair[0], pair[1], None, None, None
+        left, right = (
+            label.item() if isinstance(label, np.generic) else label for label in pair
+        )
+        return left, right, None, None, None
     raise ConfigTypeError(
         "The 'pair' argument of explain must be a row of a pair frame (for example "
         "scored.iloc[0]) or a (left label, right label) tuple. Got "
@@ -190,6 +273,71 @@ def _read_as(comparison: str, spec: Any, row: pd.DataFrame, text: str | None) ->
     return describe(read)[0]
 
 
+def _model_of(
+    pair: Any, min_score: Any, specs: list[Field]
+) -> tuple[MatchModel | None, str | None]:
+    """Return the learned model that reads the pair (given, or the pairs' own).
+
+    The pairs' own model reads the pair only when it is explained on the
+    fields the model was learned on (a subset of them is a fair question, but
+    the model's reading of it would not end at the pair's probability); the
+    second value then says why it is not shown.
+    """
+    if isinstance(min_score, (MatchModel, dict)):
+        return MatchModel.from_dict(min_score, "explain"), None
+    if min_score is not None or not isinstance(pair, pd.Series):
+        return None, None
+    recorded = pair.attrs.get("lsh_frame", {})
+    learned = recorded.get("model") if isinstance(recorded, dict) else None
+    if learned is None:
+        return None, None
+    model = MatchModel.from_dict(learned, "explain", "the pair's attrs")
+    counted = {spec.label for spec in specs if spec.weight > 0}
+    learned_on = set(model.m) | set(model.no_values)
+    if counted != learned_on:
+        return None, (
+            "the model that decided the pair was learned on the fields "
+            f"{', '.join(sorted(learned_on))}; explain the pair on them to see "
+            "its reading"
+        )
+    return model, None
+
+
+def _model_reading(
+    model: MatchModel,
+    specs: list[Field],
+    scored: pd.DataFrame,
+    alone: bool,
+) -> tuple[float, dict[str, tuple[str | None, float | None, float | None]]]:
+    """Return the pair's prior and each model field's reading, in ``specs`` order.
+
+    A field's reading is its level, its weight in bits and the running
+    probability once it counts.
+    """
+    evidence = model.evidence(
+        {label: scored[f"{label}_score"].to_numpy() for label in model.m},
+        np.array([alone]),
+    )
+    log_odds = float(evidence.start[0])
+    prior = (
+        model.alone_prior if alone and model.alone_prior is not None else model.prior
+    )
+    reading: dict[str, tuple[str | None, float | None, float | None]] = {}
+    for spec in specs:
+        if spec.label not in model.m:
+            continue
+        level = int(evidence.levels[spec.label][0])
+        names = level_names(model.cuts_of(spec.label))
+        weight = float(evidence.weights[spec.label][0])
+        log_odds += weight
+        reading[spec.label] = (
+            names[level] if level < len(names) else "missing",
+            weight,
+            float(1 / (1 + np.exp2(-log_odds))),
+        )
+    return prior, reading
+
+
 def explain(
     frame: pd.DataFrame,
     pair: Any,
@@ -198,9 +346,16 @@ def explain(
     *,
     other: pd.DataFrame | None = None,
     right_on: Any = None,
-    min_score: float | None = None,
+    min_score: Any = None,
 ) -> Explanation:
     """Explain one pair: the keys that found it, its shingles and field scores.
+
+    When a learned model decides the pair (the model in the scored pairs'
+    ``attrs``, which a row of them carries, or one given as ``min_score``),
+    each field also shows its level for the pair, its weight in bits from the
+    model (log2(m / u) of that level) and the match probability once it
+    counts, starting from the model's prior (``alone_prior`` for a pair only
+    the neighbours key found, as :func:`lsh_frame.score` reads it).
 
     Parameters
     ----------
@@ -216,8 +371,10 @@ def explain(
     right_on : list of column labels, or dict, optional
         ``other``'s names of the fields' columns when they differ (see
         :func:`lsh_frame.candidates`).
-    min_score : float, optional
-        Decide the match with this ``min_score`` instead of the row's ``match``.
+    min_score : float or learned model, optional
+        Decide the match with this ``min_score`` instead of the row's ``match``:
+        a number (``score >= min_score``; no model shown) or a learned model
+        (``attrs["lsh_frame"]["model"]`` of scored pairs, or a ``MatchModel``).
 
     Returns
     -------
@@ -240,13 +397,17 @@ def explain(
     specs, _ = _as_fields(fields, "explain")
     other = other_table(frame, fields, other, right_on, "explain")
     right_frame = frame if other is None else other
+    model, note = _model_of(pair, min_score, specs)
     one = pd.DataFrame({"left": [left], "right": [right]})
+    if model is not None and found_by is not None:
+        # The keys that found the pair choose its prior (and identical ones match).
+        one["found_by"] = [found_by]
     scored = _score(
         frame,
         one,
         specs,
         other=other,
-        min_score=0.0 if min_score is None else min_score,
+        min_score=model if model is not None else (min_score or 0.0),
         values=False,
         estimate=False,
         num_perm=128,
@@ -255,6 +416,13 @@ def explain(
     )
     if min_score is not None:
         match = bool(scored["match"].iloc[0])
+        probability = (
+            float(scored["match_probability"].iloc[0]) if model is not None else None
+        )
+    alone = found_by == NEIGHBOURS_KEY
+    prior, reading = (
+        _model_reading(model, specs, scored, alone) if model is not None else (None, {})
+    )
     comparisons = scored.attrs["lsh_frame"]["compare"]
     explained = []
     for spec in specs:
@@ -276,6 +444,7 @@ def explain(
                 read_as.append(_read_as(comparisons[spec.label], spec, row, text))
             values.append(text)
             shingles.append(shingle_texts(text, spec.shingle_config))
+        level, model_weight, running = reading.get(spec.label, (None, None, None))
         right_set = set(shingles[1])
         left_set = set(shingles[0])
         explained.append(
@@ -295,6 +464,9 @@ def explain(
                 score=float(scored[f"{spec.label}_score"].iloc[0]),
                 weight=float(spec.weight),
                 read_as=(read_as[0], read_as[1]) if read_as else None,
+                level=level,
+                model_weight=model_weight,
+                running_probability=running,
             )
         )
     return Explanation(
@@ -304,5 +476,9 @@ def explain(
         fields=tuple(explained),
         score=float(scored["score"].iloc[0]),
         match=match,
-        probability=None if min_score is not None else probability,
+        probability=probability,
+        prior=prior,
+        alone=model is not None and model.alone_prior is not None and alone,
+        identical=model is not None and other is None and found_by == IDENTICAL,
+        note=note,
     )

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AUTO_MIN_SCORE_RANGE",
     "DEFAULT_MIN_SCORE",
+    "Evidence",
     "LevelTable",
     "MatchModel",
     "ScoreSpread",
@@ -389,6 +390,35 @@ def _summed_rows(
 
 
 @dataclass(frozen=True)
+class Evidence:
+    """How a model reaches each pair's match probability, in bits.
+
+    A pair's log2 odds of being a match start at its prior's, ``start``, and
+    each field adds its ``weights``: log2(m / u) of the pair's level on it
+    (``levels``; a missing value is the last index and weighs 0). The sum is
+    ``log_odds``, and ``probability`` the pair's ``match_probability`` (pairs
+    forced to 1, the identical ones, aside). Built by :meth:`MatchModel.evidence`.
+    """
+
+    start: npt.NDArray[np.float64]
+    levels: dict[str, npt.NDArray[np.intp]]
+    weights: dict[str, npt.NDArray[np.float64]]
+
+    @property
+    def log_odds(self) -> npt.NDArray[np.float64]:
+        """Log2 odds of a match of each pair: ``start`` plus every field's weight."""
+        total = self.start.copy()
+        for weights in self.weights.values():
+            total += weights
+        return total
+
+    @property
+    def probability(self) -> npt.NDArray[np.float64]:
+        """Match probability of each pair."""
+        return np.asarray(1 / (1 + np.exp2(-self.log_odds)), dtype=np.float64)
+
+
+@dataclass(frozen=True)
 class MatchModel:
     """Field weights learned from the candidates themselves, without labels.
 
@@ -431,12 +461,15 @@ class MatchModel:
         return len(self.cuts) + 1
 
     @classmethod
-    def from_dict(cls, learned: Any, owner: str = "MatchModel") -> MatchModel:
+    def from_dict(
+        cls, learned: Any, owner: str = "MatchModel", argument: str = "min_score"
+    ) -> MatchModel:
         """Rebuild a model from ``attrs["lsh_frame"]["model"]`` (or pass one through).
 
         So a model learned on a full run (a table, or two linked tables) can
         decide later batches — new records against a saved table — where too
-        few candidates would make a poor model of their own.
+        few candidates would make a poor model of their own. ``owner`` and
+        ``argument`` name the function and parameter in error messages.
         """
         if isinstance(learned, MatchModel):
             return learned
@@ -453,7 +486,7 @@ class MatchModel:
             }
         except (KeyError, TypeError, ValueError) as error:
             raise ConfigError(
-                f"{owner} got a dict for min_score that is not a learned model: "
+                f"{owner} got a dict for {argument} that is not a learned model: "
                 "pass scored.attrs['lsh_frame']['model'] from an earlier score() "
                 f"with min_score='auto' ({type(error).__name__}: {error})."
             ) from None
@@ -869,6 +902,46 @@ class MatchModel:
             positive = np.append(self.m[label] > self.u[label], False)
             found |= positive[level]
         return found
+
+    def evidence(
+        self,
+        field_scores: dict[str, npt.NDArray[np.float64]],
+        alone: npt.NDArray[np.bool_] | None = None,
+    ) -> Evidence:
+        """Each field's weight in bits for each pair, from its score on the field.
+
+        ``field_scores`` holds the ``<field>_score`` values of (at least) the
+        model's fields; ``alone`` marks the pairs only the neighbours key
+        found, which start from ``alone_prior`` as :func:`score` decides them.
+        The parts add up to :meth:`probability` (see :class:`Evidence`).
+
+        Examples
+        --------
+        >>> model = MatchModel(prior=0.5, m={"name": np.array([0.9, 0.05, 0.03, 0.02])},
+        ...                    u={"name": np.array([0.1, 0.1, 0.2, 0.6])})
+        >>> evidence = model.evidence({"name": np.array([1.0, 0.5, np.nan])})
+        >>> evidence.levels["name"].tolist(), evidence.weights["name"].round(3).tolist()
+        ([0, 3, 4], [3.17, -4.907, 0.0])
+        >>> evidence.probability.round(3).tolist()
+        [0.9, 0.032, 0.5]
+        """
+        size = next(iter(field_scores.values())).size
+        start = np.full(size, np.log2(self.prior / (1 - self.prior)))
+        if self.alone_prior is not None and alone is not None:
+            alone_log_odds = np.log2(self.alone_prior / (1 - self.alone_prior))
+            start[np.asarray(alone, dtype=bool)] = alone_log_odds
+        levels = {
+            label: self.levels(
+                np.asarray(field_scores[label], dtype=np.float64), self.cuts_of(label)
+            )
+            for label in self.m
+        }
+        weights = {
+            # A missing value is neutral: weight 0 in the last slot.
+            label: np.append(np.log2(self.m[label] / self.u[label]), 0.0)[level]
+            for label, level in levels.items()
+        }
+        return Evidence(start=start, levels=levels, weights=weights)
 
     def prior_among(self, labels: list[str], table: LevelTable) -> float:
         """Return the share of matches among some pairs, m and u held fixed.

@@ -79,3 +79,90 @@ def test_explain_shows_the_learned_match_probability():
     assert explanation.probability == pytest.approx(row["match_probability"])
     assert explanation.match == bool(row["match"])
     assert "match probability" in str(explanation)
+
+
+@pytest.fixture(scope="module")
+def customers_scored():
+    customers = lf.datasets.make_customers(1_500, seed=2).drop(columns="entity_id")
+    columns = ["given_name", "surname", "street_address", "date_of_birth", "email"]
+    return customers, columns, lf.pairs(customers, columns)
+
+
+def test_explain_reads_the_pair_with_the_learned_model(customers_scored):
+    customers, columns, scored = customers_scored
+    learned = scored.attrs["lsh_frame"]["model"]
+    near = (scored["match_probability"] - 0.5).abs().idxmin()
+    row = scored.loc[near]
+    explanation = lf.explain(customers, row, columns)
+    assert explanation.prior == pytest.approx(learned["prior"])
+    levels = learned["levels"]
+    for item in explanation.fields:
+        weights = learned["fields"][item.field]["weight"]
+        if pd.isna(item.score):
+            assert item.level == "missing" and item.model_weight == 0
+        else:
+            position = levels.index(item.level)
+            assert item.model_weight == pytest.approx(weights[position], abs=1e-3)
+    assert explanation.fields[-1].running_probability == pytest.approx(
+        row["match_probability"], rel=1e-9
+    )
+    text = str(explanation)
+    assert "bits" in text and "weight 1" not in text
+    assert f"level {explanation.fields[0].level}: " in text
+    table = explanation.to_frame()
+    assert table["running_probability"].iloc[-1] == pytest.approx(
+        row["match_probability"]
+    )
+    # A number as min_score decides with a cut and shows no model.
+    plain = lf.explain(customers, row, columns, min_score=0.8)
+    assert plain.prior is None and plain.probability is None
+    assert "weight 1" in str(plain) and "bits" not in str(plain)
+    assert "level" not in plain.to_frame().columns
+
+
+def test_explain_starts_pairs_only_the_neighbours_key_found_at_their_prior(
+    customers_scored,
+):
+    customers, columns, scored = customers_scored
+    learned = scored.attrs["lsh_frame"]["model"]
+    row = scored[scored["found_by"] == "record_neighbours"].iloc[0]
+    explanation = lf.explain(customers, row, columns)
+    assert explanation.alone and explanation.prior == learned["alone_prior"]
+    assert explanation.fields[-1].running_probability == pytest.approx(
+        row["match_probability"], rel=1e-9
+    )
+    # Two labels do not say which keys found the pair: the model's own prior.
+    labels = lf.explain(
+        customers, (row["left"], row["right"]), columns, min_score=learned
+    )
+    assert not labels.alone and labels.prior == learned["prior"]
+    assert labels.probability == pytest.approx(labels.fields[-1].running_probability)
+    assert labels.probability > row["match_probability"]
+
+
+def test_explain_on_other_fields_than_the_models_says_why_it_is_not_shown(
+    customers_scored,
+):
+    customers, columns, scored = customers_scored
+    # Some of the fields: the model's reading would not end at the probability.
+    explanation = lf.explain(customers, scored.iloc[0], columns[:3])
+    assert explanation.prior is None and explanation.fields[0].level is None
+    assert "learned on the fields" in str(explanation) and "bits" not in str(
+        explanation
+    )
+    # A model given explicitly must be the fields' model.
+    learned = scored.attrs["lsh_frame"]["model"]
+    with pytest.raises(lf.ConfigError, match="learned on the fields"):
+        lf.explain(customers, scored.iloc[0], columns[:3], min_score=learned)
+
+
+def test_explain_says_identical_pairs_match_with_probability_one():
+    customers = lf.datasets.make_customers(600, seed=3).drop(columns="entity_id")
+    copies = pd.concat([customers.iloc[[0]]] * 70, ignore_index=True)
+    frame = pd.concat([customers, copies], ignore_index=True)
+    columns = ["given_name", "surname", "date_of_birth", "email"]
+    scored = lf.pairs(frame, columns)
+    row = scored[scored["found_by"] == "identical"].iloc[0]
+    explanation = lf.explain(frame, row, columns)
+    assert explanation.identical and explanation.probability == 1.0
+    assert "a match, with probability 1" in str(explanation)

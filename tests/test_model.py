@@ -247,6 +247,34 @@ def test_a_saved_model_keeps_its_cuts_and_older_models_still_decide():
     assert decided.attrs["lsh_frame"]["model"]["cuts"] == [0.99, 0.8]
 
 
+def test_evidence_adds_up_to_each_pairs_match_probability():
+    people = lf.datasets.make_customers(1_500, seed=2)
+    columns = ["given_name", "surname", "date_of_birth", "email"]
+    scored = lf.pairs(people, columns)
+    learned = model.MatchModel.from_dict(scored.attrs["lsh_frame"]["model"])
+    alone = (scored["found_by"] == "record_neighbours").to_numpy()
+    identical = (scored["found_by"] == "identical").to_numpy()
+    assert alone.any() and learned.alone_prior is not None
+    evidence = learned.evidence(
+        {name: scored[f"{name}_score"].to_numpy() for name in columns}, alone
+    )
+    np.testing.assert_allclose(
+        evidence.probability[~identical],
+        scored["match_probability"].to_numpy()[~identical],
+        rtol=1e-12,
+        atol=1e-15,
+    )
+    assert set(np.unique(evidence.start)) == {
+        np.log2(learned.prior / (1 - learned.prior)),
+        np.log2(learned.alone_prior / (1 - learned.alone_prior)),
+    }
+    # A missing score is the last level and weighs nothing.
+    missing = scored["email_score"].isna().to_numpy()
+    assert missing.any()
+    assert (evidence.levels["email"][missing] == learned.size_of("email")).all()
+    assert (evidence.weights["email"][missing] == 0).all()
+
+
 @pytest.mark.parametrize("cuts", [[], [0.5, 0.9], [0.9, 0.9], ["a"], [True], "0.9"])
 def test_a_saved_model_with_bad_cuts_is_refused(cuts):
     fields = {"a": {"m": [0.5, 0.5], "u": [0.5, 0.5]}}
