@@ -339,6 +339,13 @@ def _stored_config(frame: pd.DataFrame, spec: Field) -> MinHashConfig | None:
     return arrow_type.config if isinstance(arrow_type, MinHashType) else None
 
 
+def signing_work(frames: list[pd.DataFrame], spec: Field) -> int | None:
+    """Rows :func:`field_signatures` signs for these frames (None: stored ones)."""
+    if any(_stored_config(frame, spec) is not None for frame in frames):
+        return None
+    return sum(len(frame) for frame in frames) * len(spec.columns)
+
+
 def field_signatures(
     frame: pd.DataFrame, spec: Field, *, num_perm: int, seed: int, owner: str
 ) -> tuple[npt.NDArray, npt.NDArray[np.bool_]]:
@@ -451,7 +458,7 @@ def _side_keys(
             keys=keys, valid=valid, frame=frame, field=key.field, width=width
         )
     if signatures is None:
-        _progress.step(f"signing {key.label}")
+        _progress.step(f"signing {key.label}", total=signing_work([frame], key.field))
         signatures = field_signatures(
             frame, key.field, num_perm=num_perm, seed=seed, owner=owner
         )
@@ -733,6 +740,10 @@ class KeySource:
         """Similarities of random record pairs in one field."""
         raise NotImplementedError
 
+    def signing_work(self, spec: Field) -> int | None:
+        """Rows :meth:`sample_similarity` signs here, for progress (None: unknown)."""
+        return None
+
 
 class _FrameSource(KeySource):
     """Pandas frames; keeps the keys and signatures it computes for reuse."""
@@ -760,6 +771,9 @@ class _FrameSource(KeySource):
             sides.append(SideKeys(keys=keys, valid=valid, frame=table, field=spec))
         self.exact[spec.label] = sides
         return exact_profile([exact_counts(side.keys, side.valid) for side in sides])
+
+    def signing_work(self, spec: Field) -> int | None:
+        return signing_work(self.tables(), spec)
 
     def sample_similarity(self, spec: Field, num_perm: int, seed: int) -> Any:
         signed = [
@@ -924,7 +938,7 @@ def decide_keys(
             )
             decisions.append(f"{spec.label}: lsh key as given, {chosen}")
         elif field_threshold is None:
-            _progress.step(f"signing {spec.label}")
+            _progress.step(f"signing {spec.label}", total=source.signing_work(spec))
             similarity = source.sample_similarity(spec, field_perm, seed)
             chosen = plan_for_budget(
                 similarity,

@@ -849,11 +849,18 @@ def score_fields(
         )
 
     specs = plan.specs
-    _progress.step(f"scoring {len(specs)} field{'s' if len(specs) != 1 else ''}")
+    _progress.step(
+        f"scoring {len(specs)} field{'s' if len(specs) != 1 else ''}",
+        total=len(specs) * len(left_positions),
+    )
     # Fields are independent and their numpy, pyarrow and rapidfuzz work
-    # releases the GIL: score them on all cores. Results keep the fields' order.
+    # releases the GIL: score them on all cores. Results keep the fields' order
+    # and are reported done on this thread.
+    scored_fields = []
     with ThreadPoolExecutor(max_workers=min(len(specs), os.cpu_count() or 1)) as pool:
-        scored_fields = list(pool.map(score_field, specs))
+        for field_columns in pool.map(score_field, specs):
+            scored_fields.append(field_columns)
+            _progress.advance(len(left_positions))
 
     columns: dict[str, Any] = {}
     for spec, field_columns in zip(specs, scored_fields, strict=True):

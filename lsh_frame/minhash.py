@@ -13,6 +13,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lsh_frame import _progress
 from lsh_frame._arrow import (
     MinHashSignature,
     check_compatible,
@@ -82,9 +83,12 @@ def run_in_chunks(
     if threads <= 1:
         for start in starts:
             work(start)
+            _progress.advance(min(chunk_size, n - start))
     else:
         with ThreadPoolExecutor(threads) as pool:
-            list(pool.map(work, starts))
+            # Results come back in order on this thread, which reports them.
+            for start, _ in zip(starts, pool.map(work, starts), strict=True):
+                _progress.advance(min(chunk_size, n - start))
 
 
 def make_config(
@@ -178,6 +182,7 @@ def sign_array(
             codes = pc.fill_null(encoded.indices, 0).to_numpy(zero_copy_only=False)
             matrix = signed[codes]
             matrix[~present] = 0
+            _progress.advance(n - len(distinct))  # the rows that copy a signature
             return matrix, signed_valid[codes] & present
     chunk_size = chunk_rows(array, chunk_size)
     dtype = value_type(config.scheme).to_pandas_dtype()

@@ -34,6 +34,7 @@ import pandas as pd
 import pyarrow.compute as pc
 import xxhash
 
+from lsh_frame import _progress
 from lsh_frame._kernels import hashing
 from lsh_frame._kernels import neighbours as kernel
 from lsh_frame._kernels import text as text_kernels
@@ -320,15 +321,26 @@ def neighbour_pairs(
         )
     found_left, found_right, found_cosine, kept_counts = [], [], [], []
     work_done = found_so_far = 0
-    for query_side, index_side in directions:
+    works = [
+        kernel.expansion_sizes(
+            lookups[query_side][0],
+            lookups[query_side][1],
+            postings[index_side],
+            sizes[query_side],
+        )
+        for query_side, index_side in directions
+    ]
+    _progress.step(
+        f"finding neighbours ({n_records:,} records)",
+        total=int(sum(int(work.sum()) for work in works)),
+    )
+    for (query_side, index_side), work in zip(directions, works, strict=True):
         query_records, query_tokens = lookups[query_side]
         n_query, n_index = sizes[query_side], sizes[index_side]
-        work = kernel.expansion_sizes(
-            query_records, query_tokens, postings[index_side], n_query
-        )
         work_done += int(work.sum())
         kept_queries = []
         for first, stop in _chunks(work, n_index):
+            _progress.advance(int(work[first:stop].sum()))
             query, neighbour, cosine = kernel.neighbour_lists(
                 query_records,
                 query_tokens,

@@ -115,6 +115,35 @@ def test_dedupe_shows_progress_on_request(capsys: pytest.CaptureFixture) -> None
     assert capsys.readouterr().err == ""
 
 
+def test_steps_with_known_work_report_all_of_it() -> None:
+    # Signing, the neighbours' look-ups and scoring say how much work they
+    # have; what they report done adds up to it, so the line ends at 100%.
+    from lsh_frame import _progress
+
+    events: list[tuple[str, int | None, int]] = []
+
+    class Listener:
+        def start(self, label: str, total: int | None) -> None:
+            events.append((label, total, 0))
+
+        def advance(self, amount: int) -> None:
+            label, total, done = events[-1]
+            events[-1] = (label, total, done + amount)
+
+    frame = lf.datasets.make_customers(3_000, seed=2)
+    with _progress._listening(Listener()):
+        frame.lsh.dedupe(["given_name", "surname", "street_address", "email"])
+    counted = {
+        label.split(" ")[0]: (total, done) for label, total, done in events if total
+    }
+    assert {"signing", "finding", "scoring"} <= set(counted)
+    for label, total, done in events:
+        assert done == (total or done), label
+    with _progress.recording() as steps:
+        frame.lsh.dedupe(["given_name", "surname"])
+    assert [label for label, _ in steps][-1] == "clustering"
+
+
 # ----------------------------------------------------------------------------
 # drop_duplicates
 
