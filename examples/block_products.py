@@ -21,21 +21,16 @@ it is read (text like "$399.00" or numbers).
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pandas as pd
+from _data import locate
 
 import lsh_frame as lf
 
-DATA = Path(
-    os.environ.get("LSH_FRAME_DATA", Path(__file__).parents[1] / "../shared/data")
-)
-
 
 def load() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    folder = DATA / "abt_buy"
-    if (folder / "abt.csv").exists():
+    found = locate("abt_buy/abt.csv", "Abt-Buy", "four hand-made product pairs")
+    if found is not None:
+        folder = found.parent
         read = {"encoding": "latin-1", "index_col": "id"}
         abt = pd.read_csv(folder / "abt.csv", **read)
         buy = pd.read_csv(folder / "buy.csv", **read)

@@ -14,32 +14,25 @@ splits built-in synthetic customers (``make_customers``) into two tables.
 
 from __future__ import annotations
 
-import os
 import time
-from pathlib import Path
 
 import pandas as pd
+from _data import febrl_person, locate, read_febrl
 
 import lsh_frame as lf
-
-DATA = Path(
-    os.environ.get("LSH_FRAME_DATA", Path(__file__).parents[1] / "../shared/data")
-)
 
 
 def load() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Return (left, right, true pairs)."""
-    folder = DATA / "febrl"
-    if (folder / "dataset4a.csv").exists():
-        read = lambda name: pd.read_csv(  # noqa: E731
-            folder / name, skipinitialspace=True, dtype=str, index_col="rec_id"
-        )
-        left, right = read("dataset4a.csv"), read("dataset4b.csv")
-        person = lambda table: table.index.str.extract(r"rec-(\d+)-")[0]  # noqa: E731
-        truth = pd.DataFrame({"left": left.index, "person": person(left).values}).merge(
-            pd.DataFrame({"right": right.index, "person": person(right).values})
+    found = locate(
+        "febrl/dataset4a.csv", "FEBRL 4a × 4b", "two halves of make_customers(20_000)"
+    )
+    if found is not None:
+        left = read_febrl(found)
+        right = read_febrl(found.with_name("dataset4b.csv"))
+        truth = pd.DataFrame({"left": left.index, "person": febrl_person(left)}).merge(
+            pd.DataFrame({"right": right.index, "person": febrl_person(right)})
         )[["left", "right"]]
-        print(f"Linking FEBRL 4a × 4b from {folder.resolve()}")
         return left, right, truth
     customers = lf.datasets.make_customers(20_000, seed=3)
     left = customers.iloc[::2].drop(columns="entity_id")
@@ -53,7 +46,6 @@ def load() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
             truth[in_right].rename(columns={"left": "right", "right": "left"}),
         ]
     )
-    print("FEBRL not found; linking two halves of make_customers(20_000)")
     return left, right, truth
 
 

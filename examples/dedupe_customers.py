@@ -17,35 +17,28 @@ customers (``lf.datasets.make_customers``), which need no download.
 from __future__ import annotations
 
 import argparse
-import os
 import time
-from pathlib import Path
 
 import pandas as pd
+from _data import febrl_person, locate, read_febrl
 
 import lsh_frame as lf
 
-DATA = Path(
-    os.environ.get("LSH_FRAME_DATA", Path(__file__).parents[1] / "../shared/data")
-)
 SHOWN = ["given_name", "surname", "date_of_birth", "cluster_id", "cluster_size"]
 
 
 def load(synthetic: bool) -> tuple[pd.DataFrame, pd.Series, str]:
     """Return (records, true entity of each record, description)."""
-    path = DATA / "febrl" / "dataset3.csv"
-    if path.exists() and not synthetic:
-        records = pd.read_csv(
-            path, skipinitialspace=True, dtype=str, index_col="rec_id"
-        )
-        # rec-<N>-org and rec-<N>-dup-<k> are the same person <N>.
-        person = records.index.str.extract(r"rec-(\d+)-")[0].to_numpy()
-        truth = pd.Series(person, index=records.index)
-        return records, truth, f"FEBRL dataset 3 ({path.resolve()})"
+    synthetic_name = "make_customers(20_000, seed=1)"
+    path = locate(
+        "febrl/dataset3.csv", "FEBRL dataset 3", synthetic_name, skip=synthetic
+    )
+    if path is not None:
+        records = read_febrl(path)
+        return records, febrl_person(records), "FEBRL dataset 3"
     records = lf.datasets.make_customers(20_000, seed=1)
     truth = records.pop("entity_id")
-    why = "asked for" if synthetic else "FEBRL not found"
-    return records, truth, f"make_customers(20_000, seed=1) ({why})"
+    return records, truth, synthetic_name
 
 
 def main() -> None:

@@ -13,30 +13,24 @@ Without it, the example uses built-in synthetic customers (``make_customers``).
 
 from __future__ import annotations
 
-import os
 import tempfile
 from pathlib import Path
 
 import pandas as pd
+from _data import locate, read_febrl
 
 import lsh_frame as lf
-
-DATA = Path(
-    os.environ.get("LSH_FRAME_DATA", Path(__file__).parents[1] / "../shared/data")
-)
 
 
 def load_table() -> tuple[pd.DataFrame, pd.Series]:
     """Return (table, text to sign): FEBRL 1 when present, else synthetic."""
-    febrl = DATA / "febrl" / "dataset1.csv"
-    if febrl.exists():
-        table = pd.read_csv(febrl, skipinitialspace=True, dtype=str, index_col="rec_id")
+    febrl = locate("febrl/dataset1.csv", "FEBRL dataset 1", "make_customers(5_000)")
+    if febrl is not None:
+        table = read_febrl(febrl)
         columns = ["given_name", "surname", "street_number", "address_1", "suburb"]
-        print(f"Using FEBRL dataset 1 from {febrl.resolve()}")
     else:
         table = lf.datasets.make_customers(5_000, seed=1)
         columns = ["given_name", "surname", "street_address", "city"]
-        print("FEBRL not found; using make_customers(5_000)")
     first, *rest = columns
     return table, table[first].str.cat(table[rest], sep=" ", na_rep="")
 

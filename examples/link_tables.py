@@ -23,18 +23,14 @@ match model learned on the full run: a batch has too few candidates to learn fro
 from __future__ import annotations
 
 import argparse
-import os
 import time
-from pathlib import Path
 from typing import NamedTuple
 
 import pandas as pd
+from _data import febrl_person, locate, read_febrl
 
 import lsh_frame as lf
 
-DATA = Path(
-    os.environ.get("LSH_FRAME_DATA", Path(__file__).parents[1] / "../shared/data")
-)
 FEBRL_COLUMNS = [
     "given_name",
     "surname",
@@ -81,24 +77,20 @@ def same_entity(left: pd.Series, right: pd.Series) -> pd.DataFrame:
 
 def load(synthetic: bool) -> Tables:
     """Return FEBRL 4a × 4b when present, else two tables made from make_customers."""
-    folder = DATA / "febrl"
-    if (folder / "dataset4a.csv").exists() and not synthetic:
-        left, right = (
-            pd.read_csv(path, skipinitialspace=True, dtype=str, index_col="rec_id")
-            for path in (folder / "dataset4a.csv", folder / "dataset4b.csv")
-        )
-        # rec-<N>-org and rec-<N>-dup-<k> are the same person <N>.
-        person = [
-            pd.Series(table.index.str.extract(r"rec-(\d+)-")[0].to_numpy(), table.index)
-            for table in (left, right)
-        ]
+    synthetic_name = "crm × web sign-ups from make_customers(20_000, seed=2)"
+    found = locate(
+        "febrl/dataset4a.csv", "FEBRL 4a × 4b", synthetic_name, skip=synthetic
+    )
+    if found is not None:
+        left = read_febrl(found)
+        right = read_febrl(found.with_name("dataset4b.csv"))
         return Tables(
             left,
             right,
             FEBRL_COLUMNS,
             FEBRL_COLUMNS,
-            same_entity(*person),
-            f"FEBRL 4a × 4b ({folder.resolve()})",
+            same_entity(febrl_person(left), febrl_person(right)),
+            "FEBRL 4a × 4b",
             # Columns in both tables get the merge's suffixes.
             ["given_name_left", "given_name_right", "surname_left", "surname_right"],
         )
@@ -108,14 +100,13 @@ def load(synthetic: bool) -> Tables:
     crm = customers[(record == 0) & ~newcomer]
     web = customers[((record == 1) & ~newcomer) | ((record == 0) & newcomer)]
     web = web.set_axis("web-" + web.index.astype(str)).rename_axis("signup_id")
-    why = "asked for" if synthetic else "FEBRL not found"
     return Tables(
         crm.drop(columns="entity_id"),
         web.drop(columns="entity_id").rename(columns=SIGNUP_NAMES),
         list(SIGNUP_NAMES),
         list(SIGNUP_NAMES.values()),
         same_entity(crm["entity_id"], web["entity_id"]),
-        f"crm × web sign-ups from make_customers(20_000, seed=2) ({why})",
+        synthetic_name,
         ["given_name", "first_name", "surname", "last_name"],
     )
 

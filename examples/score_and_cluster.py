@@ -14,34 +14,23 @@ customers (``make_customers``).
 
 from __future__ import annotations
 
-import os
 import time
-from pathlib import Path
 
 import pandas as pd
+from _data import febrl_person, locate, read_febrl
 
 import lsh_frame as lf
-
-DATA = Path(
-    os.environ.get("LSH_FRAME_DATA", Path(__file__).parents[1] / "../shared/data")
-)
 
 
 def load() -> tuple[pd.DataFrame, pd.Series, str]:
     """Return (records, true entity id per record, description)."""
-    path = DATA / "febrl" / "dataset3.csv"
-    if path.exists():
-        records = pd.read_csv(
-            path, skipinitialspace=True, dtype=str, index_col="rec_id"
-        )
-        truth = pd.Series(
-            records.index.str.extract(r"rec-(\d+)-")[0].to_numpy(),
-            index=records.index,
-        )
-        return records, truth, "FEBRL dataset 3"
+    path = locate("febrl/dataset3.csv", "FEBRL dataset 3", "make_customers(5_000)")
+    if path is not None:
+        records = read_febrl(path)
+        return records, febrl_person(records), "FEBRL dataset 3"
     records = lf.datasets.make_customers(5_000, seed=3)
     truth = records.pop("entity_id")
-    return records, truth, "make_customers(5_000) (FEBRL not found)"
+    return records, truth, "make_customers(5_000)"
 
 
 def main() -> None:

@@ -20,31 +20,27 @@ completeness, the share of the true pairs it makes candidates) before building p
 from __future__ import annotations
 
 import argparse
-import os
 import time
-from pathlib import Path
 
 import pandas as pd
+from _data import febrl_person, locate, read_febrl
 
 import lsh_frame as lf
-
-DATA = Path(
-    os.environ.get("LSH_FRAME_DATA", Path(__file__).parents[1] / "../shared/data")
-)
 
 
 def load(synthetic: bool) -> tuple[pd.DataFrame, pd.Series, dict[str, list[str]]]:
     """Return (records, true entity per record, columns of each hand-made field)."""
-    path = DATA / "febrl" / "dataset3.csv"
-    if path.exists() and not synthetic:
-        records = pd.read_csv(
-            path, skipinitialspace=True, dtype=str, index_col="rec_id"
-        )
-        person = records.index.str.extract(r"rec-(\d+)-")[0].to_numpy()
-        print(f"FEBRL dataset 3 ({path.resolve()})")
+    path = locate(
+        "febrl/dataset3.csv",
+        "FEBRL dataset 3",
+        "make_customers(20_000, seed=1)",
+        skip=synthetic,
+    )
+    if path is not None:
+        records = read_febrl(path)
         return (
             records,
-            pd.Series(person, index=records.index),
+            febrl_person(records),
             {
                 "name": ["given_name", "surname"],
                 "address": ["street_number", "address_1", "address_2", "suburb"],
@@ -53,9 +49,6 @@ def load(synthetic: bool) -> tuple[pd.DataFrame, pd.Series, dict[str, list[str]]
         )
     records = lf.datasets.make_customers(20_000, seed=1)
     truth = records.pop("entity_id")
-    print(
-        f"make_customers(20_000, seed=1) ({'asked for' if synthetic else 'no FEBRL'})"
-    )
     return (
         records,
         truth,
