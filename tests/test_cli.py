@@ -617,3 +617,33 @@ def test_an_output_without_write_permission_is_refused_before_the_job(
     argv = ["dedupe", str(customers_csv), "--on", "surname", "-o"]
     assert cli.main([*argv, str(tmp_path / target), "-q"]) == 2
     assert message.format(tmp=tmp_path) in capsys.readouterr().err
+
+
+def test_dedupe_with_integer_ids_finds_what_python_finds(tmp_path, capsys):
+    # The command line reads ids as text; Python users hold them as integers.
+    # The same rows must give the same entities (issue 17).
+    columns = ["given_name", "surname", "street_address", "city", "postcode",
+               "phone", "date_of_birth", "email"]  # fmt: skip
+    people = lf.datasets.make_customers(2_000, seed=3)[columns].rename_axis("id")
+    source = tmp_path / "people.csv"
+    people.to_csv(source)
+    output = tmp_path / "entities.csv"
+    code = cli.main(
+        ["dedupe", str(source), "--on", ",".join(columns), "--index-col", "id",
+         "-o", str(output)]
+    )  # fmt: skip
+    assert code == 0
+    expected = people.lsh.dedupe(columns)
+    entities = expected.attrs["lsh_frame"]["entities"]
+    assert f"2,000 records → {entities:,} entities" in capsys.readouterr().err
+    written = pd.read_csv(output, index_col="id")
+    assert written.index.tolist() == people.index.tolist()
+
+    # Entity ids are numbered in label order, which differs between 10 and
+    # "10": compare the groups, each named by its smallest id.
+    def groups(ids: pd.Series) -> pd.Series:
+        return ids.index.to_series().groupby(ids.to_numpy()).transform("min")
+
+    pd.testing.assert_series_equal(
+        groups(written["cluster_id"]), groups(expected["cluster_id"])
+    )

@@ -125,6 +125,27 @@ def test_pairs_equal_pandas_for_every_decision(
         )
 
 
+def test_the_sample_falls_back_on_labels_as_in_pandas(people: pd.DataFrame) -> None:
+    # The threshold's sample hashes the records' values; a column without a
+    # text (vectors) in some partitions only makes pandas, which sees the whole
+    # column, sample by the labels: so must every partition.
+    rng = np.random.default_rng(1)
+    vectors = [None if i < 200 else rng.normal(size=4).tolist() for i in range(400)]
+    frame = people.iloc[:400][["surname", "given_name"]].assign(vector=vectors)
+    fields = [
+        lf.Field(["surname", "given_name"]),
+        lf.Field("vector", blocking="cosine", threshold=0.9),
+    ]
+    settings = {"scheduler": "synchronous", "dataframe.convert-string": False}
+    with dask.config.set(settings):
+        ddf = dd.from_pandas(frame, npartitions=2, sort=False)
+        df = ddf.compute()
+        assert df["vector"].dtype == object
+        got = ddf.lsh.blocking_report(fields)
+        assert got.decisions == df.lsh.blocking_report(fields).decisions
+        same(ddf.lsh.candidates(fields).compute(), df.lsh.candidates(fields))
+
+
 @pytest.mark.usefixtures("sync")
 def test_an_unclear_split_is_read_as_in_pandas(
     people: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
