@@ -345,6 +345,15 @@ def test_link_keeps_both_tables_ids(tmp_path, capsys):
     assert pairs.loc[pairs["match"], ["left", "right"]].values.tolist() == [
         ["L1", "R7"]
     ]
+    # --how outer: every record of both files, ids in their columns only.
+    assert cli.main([*argv, "--how", "outer"]) == 0
+    merged = pd.read_csv(io.StringIO(capsys.readouterr().out), dtype=str)
+    assert merged.columns[:3].tolist() == ["id_x", "name_x", "id_y"]
+    assert merged[["id_x", "id_y"]].fillna("").values.tolist() == [
+        ["L1", "R7"],
+        ["L2", ""],
+        ["", "R9"],
+    ]
 
 
 def test_parquet_index_types_and_labels_are_kept(tmp_path, capsys):

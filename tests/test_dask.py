@@ -9,6 +9,7 @@ several partition counts, and the main jobs again on a session-wide
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import warnings
@@ -307,6 +308,16 @@ def test_cluster_dedupe_and_drop_duplicates_equal_pandas(
         ddf.lsh.drop_duplicates(COLUMNS, ignore_index=True).compute(),
         df.lsh.drop_duplicates(COLUMNS, ignore_index=True),
     )
+    # pandas' keywords (issue 17): subset=, and duplicated().
+    same(
+        ddf.lsh.drop_duplicates(subset=COLUMNS, keep="last").compute(),
+        df.lsh.drop_duplicates(subset=COLUMNS, keep="last"),
+    )
+    for keep in ("first", False):
+        same(
+            ddf.lsh.duplicated(subset=COLUMNS, keep=keep).compute(),
+            df.lsh.duplicated(subset=COLUMNS, keep=keep),
+        )
 
 
 @pytest.mark.usefixtures("sync")
@@ -323,13 +334,21 @@ def test_link_and_merge_equal_pandas(
         "right_on": ["family" if column == "surname" else column for column in COLUMNS],
     }
     same(dleft.lsh.link(dright, **mapping).compute(), left.lsh.link(right, **mapping))
-    for how in ("inner", "left"):
+    for how in ("inner", "left", "right", "outer"):
         for one_to_one in (False, True):
             options = {**mapping, "how": how, "one_to_one": one_to_one}
+            if one_to_one:  # the pandas keywords of issue 17, with the choice
+                options.update(indicator="source", validate="1:1")
             same(
                 dleft.lsh.merge(dright, **options).compute(),
                 left.lsh.merge(right, **options),
             )
+    # A match that breaks validate= is refused as in pandas.
+    options = {**mapping, "validate": "one_to_one", "min_score": 0.3}
+    with pytest.raises(lf.MergeError) as refused:
+        left.lsh.merge(right, **options)
+    with pytest.raises(lf.MergeError, match=re.escape(str(refused.value))):
+        dleft.lsh.merge(dright, **options)
     # Linked entity ids: one Series per table, equal to pandas'.
     scored = left.lsh.link(right, **mapping)
     got = dleft.lsh.cluster(scored, other=dright)
@@ -358,6 +377,18 @@ def test_empty_partitions_and_tiny_frames(people: pd.DataFrame) -> None:
     df = ddf.compute()
     same(ddf.lsh.dedupe(COLUMNS).compute(), df.lsh.dedupe(COLUMNS))
     same(ddf.lsh.candidates(COLUMNS).compute(), df.lsh.candidates(COLUMNS))
+    # No columns: every column, as in pandas.
+    same(ddf.lsh.duplicated().compute(), df.lsh.duplicated())
+    other = dd.from_delayed(
+        [dask.delayed(piece) for piece in pieces[::-1]],
+        meta=part.iloc[:0],
+        verify_meta=False,
+    )
+    options = {"on": COLUMNS, "how": "outer", "indicator": True, "one_to_one": True}
+    same(
+        ddf.lsh.merge(other[[*COLUMNS, "city"]], **options).compute(),
+        df.lsh.merge(other.compute()[[*COLUMNS, "city"]], **options),
+    )
     for rows in (0, 1):
         tiny_ddf, tiny = as_dask(people.iloc[:rows], 1)
         same(tiny_ddf.lsh.dedupe(COLUMNS).compute(), tiny.lsh.dedupe(COLUMNS))
@@ -572,6 +603,15 @@ def test_merge_from_parquet_with_categories_and_an_empty_side(
         dleft.lsh.merge(empty_dask, fields, how="left").compute(),
         left.lsh.merge(empty, fields, how="left"),
     )
+    for how in ("right", "outer"):
+        same(
+            dleft.lsh.merge(dright, fields, how=how, indicator=True).compute(),
+            left.lsh.merge(right, fields, how=how, indicator=True),
+        )
+        same(
+            empty_dask.lsh.merge(dleft, fields, how=how).compute(),
+            empty.lsh.merge(left, fields, how=how),
+        )
 
 
 @pytest.mark.usefixtures("sync")
