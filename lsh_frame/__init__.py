@@ -19,12 +19,13 @@ from lsh_frame.errors import (
     ConfigError,
     ConfigTypeError,
     LshFrameError,
+    MergeError,
     SignatureMismatchError,
     TooManyPairsError,
 )
 from lsh_frame.evaluate import Evaluation, evaluate
 from lsh_frame.explain import Explanation, explain
-from lsh_frame.jobs import dedupe, drop_duplicates, link, merge
+from lsh_frame.jobs import dedupe, drop_duplicates, duplicated, link, merge
 from lsh_frame.lsh import LshPlan, plan, plan_for_budget
 from lsh_frame.minhash import estimate_jaccard, minhash
 from lsh_frame.shingle import normalize, shingles
@@ -51,6 +52,7 @@ __all__ = [
     "Field",
     "LshFrameError",
     "LshPlan",
+    "MergeError",
     "MinHashConfig",
     "MinHashSignature",
     "MinHashType",
@@ -67,6 +69,7 @@ __all__ = [
     "datasets",
     "dedupe",
     "drop_duplicates",
+    "duplicated",
     "estimate_jaccard",
     "evaluate",
     "explain",

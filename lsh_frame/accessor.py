@@ -172,10 +172,11 @@ class LshAccessor:
         """
         return _explain.explain(self._frame, pair, fields, **options)
 
-    def dedupe(self, fields: Any, /, **options: Any) -> pd.DataFrame:
+    def dedupe(self, fields: Any = None, /, **options: Any) -> pd.DataFrame:
         """Add an entity id and the entity's size to every row (a new frame).
 
-        See :func:`lsh_frame.dedupe` for the options.
+        See :func:`lsh_frame.dedupe` for the options; the columns may also be
+        given as ``subset=``, and default to every column.
 
         Examples
         --------
@@ -186,10 +187,11 @@ class LshAccessor:
         """
         return _jobs.dedupe(self._frame, fields, **options)
 
-    def drop_duplicates(self, fields: Any, /, **options: Any) -> pd.DataFrame:
+    def drop_duplicates(self, fields: Any = None, /, **options: Any) -> pd.DataFrame:
         """One row per entity, like ``DataFrame.drop_duplicates``.
 
-        See :func:`lsh_frame.drop_duplicates` for ``keep`` and the options.
+        See :func:`lsh_frame.drop_duplicates` for ``keep`` and the options; the
+        columns may also be given as ``subset=``, and default to every column.
 
         Examples
         --------
@@ -197,18 +199,37 @@ class LshAccessor:
         >>> df = pd.DataFrame({"name": ["john smith", "jon smith", "mary jones"]})
         >>> df.lsh.drop_duplicates("name", min_score=0.8, keep="last").index.tolist()
         [1, 2]
+        >>> df.lsh.drop_duplicates(subset=["name"], min_score=0.8).index.tolist()
+        [0, 2]
         """
         return _jobs.drop_duplicates(self._frame, fields, **options)
+
+    def duplicated(self, fields: Any = None, /, **options: Any) -> pd.Series:
+        """Which rows duplicate another, like ``DataFrame.duplicated``.
+
+        A boolean Series on the frame's index; ``df.lsh.drop_duplicates(...)``
+        is ``df[~df.lsh.duplicated(...)]``. See :func:`lsh_frame.duplicated`.
+
+        Examples
+        --------
+        >>> import pandas as pd, lsh_frame
+        >>> df = pd.DataFrame({"name": ["john smith", "jon smith", "mary jones"]})
+        >>> df.lsh.duplicated(subset="name", min_score=0.8).tolist()
+        [False, True, False]
+        >>> df.lsh.duplicated("name", keep="last", min_score=0.8).tolist()
+        [True, False, False]
+        """
+        return _jobs.duplicated(self._frame, fields, **options)
 
     def link(
         self, right: pd.DataFrame, fields: Any = None, /, **options: Any
     ) -> pd.DataFrame:
         """Scored pairs between this frame (left) and ``right``.
 
-        See :func:`lsh_frame.link`; ``right_on`` (with ``fields`` naming this
-        frame's columns, or with ``left_on``) maps column names, and
-        ``one_to_one`` (``"auto"``, True or False) lets each record match at
-        most one record of the other table.
+        See :func:`lsh_frame.link`; the fields may be given as ``on=``;
+        ``right_on`` (with ``fields`` naming this frame's columns, or with
+        ``left_on``) maps column names, and ``one_to_one`` (``"auto"``, True or
+        False) lets each record match at most one record of the other table.
         """
         return _jobs.link(self._frame, right, fields, **options)
 
@@ -217,17 +238,19 @@ class LshAccessor:
     ) -> pd.DataFrame:
         """Join ``right`` to this frame on similarity, like ``pd.merge``.
 
-        See :func:`lsh_frame.merge` for ``how``, ``one_to_one``, ``suffixes``,
-        ``left_on``/``right_on`` and the options.
+        See :func:`lsh_frame.merge` for ``on``, ``how`` (``"inner"``,
+        ``"left"``, ``"right"``, ``"outer"``), ``indicator``, ``validate``,
+        ``one_to_one``, ``suffixes``, ``left_on``/``right_on`` and the options.
+        The right row's label is kept in the column ``index_right``.
 
         Examples
         --------
         >>> import pandas as pd, lsh_frame
         >>> people = pd.DataFrame({"name": ["john smith", "mary jones"]})
         >>> staff = pd.DataFrame({"name": ["jon smith", "peter pan"]})
-        >>> people.lsh.merge(staff, "name", threshold=0.3, min_score=0.8)[
-        ...     ["name_x", "name_y"]]
-               name_x     name_y
-        0  john smith  jon smith
+        >>> people.lsh.merge(staff, on="name", threshold=0.3, min_score=0.8)[
+        ...     ["name_x", "index_right", "name_y"]]
+               name_x  index_right     name_y
+        0  john smith            0  jon smith
         """
         return _jobs.merge(self._frame, right, fields, **options)

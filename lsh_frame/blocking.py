@@ -33,7 +33,7 @@ from lsh_frame._arrow import MinHashType, check_compatible, signature_matrix
 from lsh_frame._kernels import hashing
 from lsh_frame._kernels import keys as key_kernels
 from lsh_frame._kernels import pairs as pair_kernels
-from lsh_frame._labels import hash_labels
+from lsh_frame._labels import hash_labels, hash_values
 from lsh_frame._validation import (
     check_bool,
     check_choice,
@@ -74,7 +74,7 @@ _EMIT_PAIRS = 4_000_000
 _KEY_BITS = 6
 #: Pairs of random records sampled to see how similar unrelated records are.
 _SIMILARITY_SAMPLE = 20_000
-#: Records sampled (by label hash) to draw those pairs from.
+#: Records sampled (by a hash of their values) to draw those pairs from.
 _SAMPLE_RECORDS = 2 * _SIMILARITY_SAMPLE
 #: A column is an identifier when 99% of its values are shared by at most this
 #: many records of a table: a value shared by more does not single out an entity.
@@ -661,10 +661,37 @@ def exact_profile(
     )
 
 
+def _seed_key(seed: int) -> str:
+    """Return the 16-character hash key of a seed, for pandas' hashing."""
+    return xxhash.xxh64_hexdigest(str(seed).encode("ascii"))
+
+
 def label_hashes(index: pd.Index, seed: int) -> npt.NDArray[np.uint64]:
-    """Return a stable 64-bit hash of each index label, keyed by the seed."""
-    key = xxhash.xxh64_hexdigest(str(seed).encode("ascii"))
-    return hash_labels(index, hash_key=key)
+    """Return a stable 64-bit hash of each label's text, keyed by the seed.
+
+    An integer label and its decimal text hash alike (see
+    :func:`lsh_frame._labels.label_text`).
+    """
+    return hash_labels(index, hash_key=_seed_key(seed))
+
+
+def sample_hashes(
+    frame: pd.DataFrame, columns: Sequence[Hashable], seed: int
+) -> tuple[npt.NDArray[np.uint64], bool]:
+    """Return each record's place in the similarity sample, and what it hashes.
+
+    The hash (keyed by the seed) of the record's values in ``columns`` (every
+    column of the fields being decided), so the sample, and the threshold
+    chosen from it, depend on the records only: not on the rows' order, nor on
+    their labels (integer ids and the same ids read as text choose alike).
+    Records of equal values tie and are interchangeable in the sample. When a
+    column holds values pandas cannot hash (stored signatures, vectors), or
+    ``columns`` is empty, the hash of the labels' text (the flag is False).
+    """
+    hashed = hash_values(frame, columns, hash_key=_seed_key(seed))
+    if hashed is not None:
+        return hashed, True
+    return label_hashes(frame.index, seed), False
 
 
 def sample_rows(
@@ -672,7 +699,7 @@ def sample_rows(
     positions: npt.NDArray[np.int64],
     count: int = _SAMPLE_RECORDS,
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
-    """Pick the ``count`` records of smallest label hash: ``(hashes, positions)``.
+    """Pick the ``count`` records of smallest hash: ``(hashes, positions)``.
 
     Ordered by hash (then position). Taking the smallest of each part of a
     table and then the smallest of those gives the same sample, so it depends
@@ -748,10 +775,18 @@ class KeySource:
 class _FrameSource(KeySource):
     """Pandas frames; keeps the keys and signatures it computes for reuse."""
 
-    def __init__(self, left: pd.DataFrame, right: pd.DataFrame | None, owner: str):
+    def __init__(
+        self,
+        left: pd.DataFrame,
+        right: pd.DataFrame | None,
+        owner: str,
+        columns: Sequence[Hashable],
+    ):
         self.left, self.right, self.owner = left, right, owner
+        self.columns = list(columns)  # every column of the fields: the sample's
         self.exact: dict[str, list[SideKeys]] = {}
         self.signatures: dict[str, list[tuple[Any, Any]]] = {}
+        self._samples: list[npt.NDArray[np.int64]] | None = None
 
     @property
     def n_left(self) -> int:
@@ -783,12 +818,18 @@ class _FrameSource(KeySource):
             for table in self.tables()
         ]
         self.signatures[spec.label] = signed
-        sampled = []
-        for table, (matrix, valid) in zip(self.tables(), signed, strict=True):
-            _, rows = sample_rows(
-                label_hashes(table.index, seed), np.arange(len(table), dtype=np.int64)
-            )
-            sampled.append((matrix[rows], valid[rows]))
+        if self._samples is None:
+            self._samples = [
+                sample_rows(
+                    sample_hashes(table, self.columns, seed)[0],
+                    np.arange(len(table), dtype=np.int64),
+                )[1]
+                for table in self.tables()
+            ]
+        sampled = [
+            (matrix[rows], valid[rows])
+            for (matrix, valid), rows in zip(signed, self._samples, strict=True)
+        ]
         return sample_similarity(
             sampled[0], sampled[1] if len(sampled) > 1 else None, seed
         )
@@ -1055,7 +1096,7 @@ def resolve(
     frame = _check_frame(frame, "frame", owner)
     if other is not None:
         other = _check_frame(other, "other", owner)
-    source = _FrameSource(frame, other, owner)
+    source = _FrameSource(frame, other, owner, field_columns(fields, owner))
     keys, decisions = decide_keys(
         source,
         fields,

@@ -44,8 +44,8 @@ from lsh_frame.errors import (
     LshFrameError,
 )
 from lsh_frame.evaluate import evaluate
+from lsh_frame.jobs import RIGHT_LABEL, drop_duplicates, link, merge
 from lsh_frame.jobs import dedupe as dedupe_frame
-from lsh_frame.jobs import drop_duplicates, link, merge
 from lsh_frame.lsh import plan as lsh_plan
 
 #: Exit codes.
@@ -535,6 +535,8 @@ def run_link(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
             progress=arguments.progress,
             **options,
         )
+        # The files' ids travel as columns (above), not as pandas labels.
+        result = result.drop(columns=RIGHT_LABEL)
         matches = int(result["score"].notna().sum())
     elapsed = time.perf_counter() - started
     # Pairs carry the record labels in left/right; a merge keeps the left
@@ -836,7 +838,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="the right table's columns, in the order of --on",
     )
     link_parser.add_argument(
-        "--how", choices=["inner", "left"], default="inner", help="inner (default)"
+        "--how",
+        choices=["inner", "left", "right", "outer"],
+        default="inner",
+        help="inner (default), left, right or outer, as in pandas.merge",
     )
     link_parser.add_argument(
         "--one-to-one",

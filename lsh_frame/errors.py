@@ -7,12 +7,15 @@ still catches a missing column and ``except ValueError`` a bad parameter.
 
 from __future__ import annotations
 
+import pandas as pd
+
 __all__ = [
     "ColumnError",
     "ColumnTypeError",
     "ConfigError",
     "ConfigTypeError",
     "LshFrameError",
+    "MergeError",
     "SignatureMismatchError",
     "TooManyPairsError",
 ]
@@ -40,6 +43,13 @@ class ColumnError(LshFrameError, KeyError):
 
 class ColumnTypeError(LshFrameError, TypeError):
     """A column has a dtype the operation cannot use (for example numbers as text)."""
+
+
+class MergeError(LshFrameError, pd.errors.MergeError):
+    """A merge's matches break its ``validate=`` rule (one-to-one, ...).
+
+    Also a :class:`pandas.errors.MergeError` (a ValueError), as pandas raises.
+    """
 
 
 class SignatureMismatchError(LshFrameError, ValueError):

@@ -6,9 +6,14 @@ like the pandas call it stands in for:
 
 - :func:`dedupe` adds an entity id and the entity's size to every row;
 - :func:`drop_duplicates` keeps one row per entity, like
-  :meth:`pandas.DataFrame.drop_duplicates`;
+  :meth:`pandas.DataFrame.drop_duplicates`, and :func:`duplicated` marks the
+  others, like :meth:`pandas.DataFrame.duplicated`;
 - :func:`link` returns the scored pairs between two tables;
 - :func:`merge` joins two tables on similarity, like :func:`pandas.merge`.
+
+They take the columns positionally or under pandas' keyword (``subset=`` for
+the one-table jobs, ``on=`` for the two-table ones); without columns the
+one-table jobs use every column, as pandas does.
 
 The user's frames are never modified; outputs keep their index labels and the
 dtypes of their columns (except, as in :func:`pandas.merge`, columns of the
@@ -18,6 +23,7 @@ right table that receive missing values for unmatched left rows).
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -37,7 +43,7 @@ from lsh_frame.blocking import _as_fields, _check_frame, field_columns, mapped_c
 from lsh_frame.cluster import cluster
 from lsh_frame.compare import MatchModel, MinScore, _check_min_score, _positions
 from lsh_frame.compare import pairs as scored_pairs
-from lsh_frame.errors import ColumnError, ConfigError, ConfigTypeError
+from lsh_frame.errors import ColumnError, ConfigError, ConfigTypeError, MergeError
 from lsh_frame.identical import filled_cells
 from lsh_frame.one_to_one import (
     OneToOne,
@@ -46,7 +52,7 @@ from lsh_frame.one_to_one import (
     one_to_one_edges,
 )
 
-__all__ = ["dedupe", "drop_duplicates", "link", "merge"]
+__all__ = ["dedupe", "drop_duplicates", "duplicated", "link", "merge"]
 
 Keep = Literal["first", "last", "most_complete"] | Literal[False] | Callable[..., Any]
 _KEEP_CHOICES = ("first", "last", "most_complete")
@@ -101,6 +107,35 @@ def _check_new_column(
         )
 
 
+def given_columns(
+    fields: Any,
+    keyword_value: Any,
+    keyword: str,
+    owner: str,
+    every_column: pd.DataFrame | None = None,
+) -> Any:
+    """Return the columns given positionally or under pandas' keyword.
+
+    ``every_column`` (the frame, for the one-table jobs) stands in when
+    neither is given: all its columns, as pandas' ``subset=None``. Both given
+    is an error, as in Python for an argument passed twice.
+    """
+    if fields is not None and keyword_value is not None:
+        raise ConfigTypeError(
+            f"{owner} got the columns twice: as its first argument ({fields!r}) and "
+            f"as {keyword}={keyword_value!r}. Pass them once, either way."
+        )
+    chosen = fields if fields is not None else keyword_value
+    if chosen is not None or every_column is None:
+        return chosen
+    if every_column.shape[1] == 0:
+        raise ConfigError(
+            f"{owner} was given no columns and the frame has none. Pass the "
+            f"columns to compare ({keyword}=[...])."
+        )
+    return list(every_column.columns)
+
+
 # ----------------------------------------------------------------------------
 # Dedupe
 
@@ -135,9 +170,10 @@ def _entities(
 
 def dedupe(
     frame: pd.DataFrame,
-    fields: Any,
+    fields: Any = None,
     /,
     *,
+    subset: Any = None,
     threshold: float | None = None,
     min_score: MinScore = "auto",
     recall: float = 0.95,
@@ -159,9 +195,12 @@ def dedupe(
     ----------
     frame : DataFrame
         The records. Index labels must be unique.
-    fields : column label, Field, or a list of them
+    fields : column label, Field, or a list of them, optional
         What to block on and compare (see :func:`~lsh_frame.candidates`):
-        plain column names let the data decide.
+        plain column names let the data decide. Every column of the frame
+        when neither ``fields`` nor ``subset`` is given.
+    subset : column label, Field, or a list of them, optional
+        The same as ``fields``, under pandas' name; give one or the other.
     threshold : float, optional
         Jaccard similarity the LSH keys are planned for; chosen from the data
         by default.
@@ -198,6 +237,7 @@ def dedupe(
     """
     owner = "dedupe"
     frame = _check_frame(frame, "frame", owner)
+    fields = given_columns(fields, subset, "subset", owner, frame)
     _check_new_column(frame, id_column, "id_column", owner)
     _check_new_column(frame, size_column, "size_column", owner)
     if id_column == size_column:
@@ -280,11 +320,30 @@ def _kept_by_callable(
     return np.sort(np.concatenate([single, np.asarray(chosen, dtype=np.int64)]))
 
 
+def _kept_positions(
+    frame: pd.DataFrame, ids: npt.NDArray[np.int64], keep: Keep, owner: str
+) -> npt.NDArray[np.int64]:
+    """Positions of the rows ``keep`` keeps, ascending (see drop_duplicates)."""
+    sizes = np.bincount(ids) if ids.size else np.zeros(0, dtype=np.int64)
+    positions = np.arange(ids.size, dtype=np.int64)
+    if keep is False:
+        return np.flatnonzero(sizes[ids] == 1)
+    if keep == "first":
+        return _first_per_entity(ids, positions)
+    if keep == "last":
+        return _first_per_entity(ids, -positions)
+    if keep == "most_complete":
+        return _first_per_entity(ids, -_completeness(frame))
+    assert callable(keep)
+    return _kept_by_callable(frame, ids, sizes, keep, owner)
+
+
 def drop_duplicates(
     frame: pd.DataFrame,
-    fields: Any,
+    fields: Any = None,
     /,
     *,
+    subset: Any = None,
     keep: Keep = "first",
     ignore_index: bool = False,
     threshold: float | None = None,
@@ -298,14 +357,21 @@ def drop_duplicates(
 ) -> pd.DataFrame:
     """One row per entity, like :meth:`pandas.DataFrame.drop_duplicates`.
 
-    Rows are duplicates when :func:`dedupe` puts them in one entity.
+    Rows are duplicates when :func:`dedupe` puts them in one entity; the
+    result is ``frame[~duplicated(frame, ...)]``. Rows equal in every compared
+    column are always duplicates, so on exact copies the result is pandas'
+    (except rows whose compared values are all missing: they hold nothing to
+    compare and are never duplicates).
 
     Parameters
     ----------
     frame : DataFrame
         The records. Index labels must be unique.
-    fields : column label, Field, or a list of them
-        What to block on and compare (see :func:`dedupe`).
+    fields : column label, Field, or a list of them, optional
+        What to block on and compare (see :func:`dedupe`); every column of the
+        frame when neither ``fields`` nor ``subset`` is given, as in pandas.
+    subset : column label, Field, or a list of them, optional
+        The same as ``fields``, under pandas' name; give one or the other.
     keep : {"first", "last", "most_complete", False} or callable
         Which row of an entity stays: the first or last in the frame's order;
         ``"most_complete"``, the one with the most filled cells (not missing,
@@ -327,7 +393,7 @@ def drop_duplicates(
     --------
     >>> df = pd.DataFrame({"name": ["jon smith", "john smith", "mary jones"],
     ...                    "dob": [None, "1980-01-02", "1975-05-06"]})
-    >>> drop_duplicates(df, "name", min_score=0.8).index.tolist()
+    >>> drop_duplicates(df, subset="name", min_score=0.8).index.tolist()
     [0, 2]
     >>> drop_duplicates(df, "name", min_score=0.8, keep="most_complete")
              name         dob
@@ -336,6 +402,7 @@ def drop_duplicates(
     """
     owner = "drop_duplicates"
     frame = _check_frame(frame, "frame", owner)
+    fields = given_columns(fields, subset, "subset", owner, frame)
     check_keep(keep, owner)
     ignore_index = check_bool(ignore_index, "ignore_index", owner)
     ids, info = _entities(
@@ -345,21 +412,79 @@ def drop_duplicates(
         progress,
         owner,
     )
-    sizes = np.bincount(ids) if ids.size else np.zeros(0, dtype=np.int64)
-    positions = np.arange(ids.size, dtype=np.int64)
-    if keep is False:
-        kept = np.flatnonzero(sizes[ids] == 1)
-    elif keep == "first":
-        kept = _first_per_entity(ids, positions)
-    elif keep == "last":
-        kept = _first_per_entity(ids, -positions)
-    elif keep == "most_complete":
-        kept = _first_per_entity(ids, -_completeness(frame))
-    else:
-        kept = _kept_by_callable(frame, ids, sizes, keep, owner)
-    result = frame.iloc[kept]
+    result = frame.iloc[_kept_positions(frame, ids, keep, owner)]
     if ignore_index:
         result = result.reset_index(drop=True)
+    result.attrs = {**frame.attrs, "lsh_frame": info}
+    return result
+
+
+def duplicated(
+    frame: pd.DataFrame,
+    fields: Any = None,
+    /,
+    *,
+    subset: Any = None,
+    keep: Keep = "first",
+    threshold: float | None = None,
+    min_score: MinScore = "auto",
+    recall: float = 0.95,
+    num_perm: int = 128,
+    seed: int = 1,
+    max_bucket: int = 1_000,
+    max_pairs: int = 50_000_000,
+    progress: bool = False,
+) -> pd.Series:
+    """Which rows duplicate another, like :meth:`pandas.DataFrame.duplicated`.
+
+    True for every row :func:`drop_duplicates` with the same options drops:
+    ``drop_duplicates(frame, ...)`` equals ``frame[~duplicated(frame, ...)]``.
+    On rows equal in every compared column the answer is pandas' (except rows
+    whose compared values are all missing, never duplicates).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The records. Index labels must be unique.
+    fields, subset : column label, Field, or a list of them, optional
+        What to compare, as in :func:`drop_duplicates` (every column when
+        neither is given).
+    keep : {"first", "last", "most_complete", False} or callable
+        The row of each entity that is not a duplicate, as in
+        :func:`drop_duplicates`: ``"first"`` marks every row of an entity but
+        its first in the frame's order, ``"last"`` all but its last, ``False``
+        every row of an entity with several rows.
+    threshold, min_score, recall, num_perm, seed, max_bucket, max_pairs, progress
+        As in :func:`dedupe`.
+
+    Returns
+    -------
+    Series
+        Booleans on the frame's index, in its order. ``attrs["lsh_frame"]``
+        is that of :func:`dedupe`.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"name": ["jon smith", "john smith", "mary jones"]})
+    >>> duplicated(df, subset="name", min_score=0.8).tolist()
+    [False, True, False]
+    >>> duplicated(df, "name", keep=False, min_score=0.8).tolist()
+    [True, True, False]
+    """
+    owner = "duplicated"
+    frame = _check_frame(frame, "frame", owner)
+    fields = given_columns(fields, subset, "subset", owner, frame)
+    check_keep(keep, owner)
+    ids, info = _entities(
+        frame,
+        fields,
+        _pipeline_options(locals()),
+        progress,
+        owner,
+    )
+    marked = np.ones(ids.size, dtype=bool)
+    marked[_kept_positions(frame, ids, keep, owner)] = False
+    result = pd.Series(marked, index=frame.index)
     result.attrs = {**frame.attrs, "lsh_frame": info}
     return result
 
@@ -402,8 +527,9 @@ def _link_columns(
         if fields is None:
             raise ConfigError(
                 f"{owner} needs the fields to match on: column labels present in "
-                "both tables (or Field objects), or left columns with right_on= "
-                "naming the right table's (or left_on= and right_on=)."
+                "both tables (or Field objects), positionally or as on=, or left "
+                "columns with right_on= naming the right table's (or left_on= and "
+                "right_on=)."
             )
         return fields, mapped_columns(left, fields, right, right_on, owner, "right")
     left_on = check_columns(left, _label_list(left_on, "left_on", owner), owner)
@@ -447,6 +573,7 @@ def link(
     fields: Any = None,
     /,
     *,
+    on: Any = None,
     left_on: Any = None,
     right_on: Any = None,
     threshold: float | None = None,
@@ -472,6 +599,8 @@ def link(
         What to block on and compare; columns present in both tables. With
         ``right_on`` they name left columns (``left_on`` by default when it is
         given).
+    on : column label, Field, or a list of them, optional
+        The same as ``fields``, under pandas' name; give one or the other.
     left_on, right_on : column label, list of labels, or dict, optional
         Columns to match when the names differ, as in :func:`pandas.merge`.
         ``right_on`` alone names the right table's column for each column of
@@ -518,6 +647,7 @@ def link(
     owner = "link"
     left = _check_frame(left, "left", owner)
     right = _check_frame(right, "right", owner)
+    fields = given_columns(fields, on, "on", owner)
     progress = check_bool(progress, "progress", owner)
     one_to_one = check_one_to_one(one_to_one, owner, link=True)
     fields, view = _link_tables(left, right, fields, left_on, right_on, owner)
@@ -546,11 +676,59 @@ def _score_columns(scored: pd.DataFrame) -> list[str]:
     return fields + totals
 
 
-def check_merge_options(
-    how: Any, one_to_one: Any, suffixes: Any, owner: str
-) -> OneToOne:
-    """Check ``how``, ``suffixes`` and ``one_to_one`` of :func:`merge`."""
-    check_choice(how, "how", owner, ("inner", "left"))
+#: The merged frame's column holding each row's label in the right table.
+RIGHT_LABEL = "index_right"
+#: The name ``indicator=True`` gives the indicator column, as in pandas.
+INDICATOR = "_merge"
+#: The indicator's categories, in pandas' order.
+INDICATOR_CATEGORIES = ("left_only", "right_only", "both")
+_HOWS = ("inner", "left", "right", "outer")
+#: ``validate`` values, as in pandas: (left rows unique, right rows unique).
+_VALIDATE = {
+    "one_to_one": (True, True),
+    "1:1": (True, True),
+    "one_to_many": (True, False),
+    "1:m": (True, False),
+    "many_to_one": (False, True),
+    "m:1": (False, True),
+    "many_to_many": (False, False),
+    "m:m": (False, False),
+}
+
+
+@dataclass(frozen=True)
+class MergePlan:
+    """What :func:`check_merge` read from a merge's options."""
+
+    fields: Any  # as given (or ``on``), for link
+    mapped: Any  # the fields, in the left table's names
+    one_to_one: OneToOne
+    indicator: Hashable | None
+    validate: str | None
+
+
+def check_merge(
+    left: pd.DataFrame,
+    right: pd.DataFrame,
+    fields: Any,
+    *,
+    on: Any,
+    left_on: Any,
+    right_on: Any,
+    how: Any,
+    one_to_one: Any,
+    suffixes: Any,
+    indicator: Any,
+    validate: Any,
+    owner: str,
+) -> MergePlan:
+    """Check a merge's options and output names, before any expensive work.
+
+    ``left`` and ``right`` may be empty frames of the tables' columns (Dask's
+    meta).
+    """
+    fields = given_columns(fields, on, "on", owner)
+    check_choice(how, "how", owner, _HOWS)
     if (
         not isinstance(suffixes, (tuple, list))
         or len(suffixes) != 2
@@ -564,7 +742,27 @@ def check_merge_options(
         raise ConfigError(
             f"The 'suffixes' of {owner} must differ. Got {tuple(suffixes)!r}."
         )
-    return check_one_to_one(one_to_one, owner, link=True)
+    flag = check_one_to_one(one_to_one, owner, link=True)
+    if indicator is True:
+        indicator = INDICATOR
+    elif indicator is False or indicator is None:
+        indicator = None
+    elif not isinstance(indicator, str):
+        raise ConfigTypeError(
+            f"The 'indicator' parameter of {owner} must be True, False or the name "
+            f"of the column to add. Got {indicator!r} instead."
+        )
+    if validate is not None:
+        check_choice(validate, "validate", owner, _VALIDATE)
+    mapped, _ = _link_columns(left, right, fields, left_on, right_on, owner)
+    specs, _ = _as_fields(mapped, owner)
+    left_names, right_names = _output_names(left, right, suffixes)
+    added = [f"{spec.label}_score" for spec in specs]
+    added += ["score", "match_probability", RIGHT_LABEL]
+    if indicator is not None:
+        added.append(indicator)
+    _check_output_names(left_names + right_names, added, owner)
+    return MergePlan(fields, mapped, flag, indicator, validate)
 
 
 def merge(
@@ -573,12 +771,15 @@ def merge(
     fields: Any = None,
     /,
     *,
-    how: Literal["inner", "left"] = "inner",
+    on: Any = None,
+    how: Literal["inner", "left", "right", "outer"] = "inner",
     left_on: Any = None,
     right_on: Any = None,
     min_score: MinScore = "auto",
     one_to_one: OneToOne = False,
     suffixes: tuple[str, str] = ("_x", "_y"),
+    indicator: bool | str = False,
+    validate: str | None = None,
     threshold: float | None = None,
     recall: float = 0.95,
     num_perm: int = 128,
@@ -590,7 +791,8 @@ def merge(
     """Join two tables on similarity, like :func:`pandas.merge`.
 
     Every matched pair of :func:`link` becomes a row holding the left record,
-    the right record and the pair's scores.
+    the right record and the pair's scores; ``how`` adds the records without
+    a match, as pandas adds the rows whose key has no partner.
 
     Parameters
     ----------
@@ -598,9 +800,13 @@ def merge(
         The two tables. Index labels must be unique within each.
     fields : column label, Field, or a list of them, optional
         What to match on (see :func:`link`).
-    how : {"inner", "left"}
+    on : column label, Field, or a list of them, optional
+        The same as ``fields``, under pandas' name; give one or the other.
+    how : {"inner", "left", "right", "outer"}
         ``"inner"``: matched pairs only. ``"left"``: also every left row
         without a match, once, with missing values in the right columns.
+        ``"right"``: the matched pairs and every right row without a match.
+        ``"outer"``: both.
     left_on, right_on : column label, list of labels, or dict, optional
         Columns to match when the names differ: ``fields`` with ``right_on``
         (a list of the right table's names of the fields' columns, or a mapping
@@ -618,50 +824,88 @@ def merge(
         :func:`~lsh_frame.score`).
     suffixes : (str, str)
         Added to column names present in both tables.
+    indicator : bool or str
+        Add a categorical column saying where each row comes from, as in
+        :func:`pandas.merge`: ``"both"`` (a matched pair), ``"left_only"``
+        or ``"right_only"``; named ``"_merge"``, or the name given.
+    validate : {"one_to_one", "one_to_many", "many_to_one", "many_to_many"}, optional
+        Check the matches, as pandas checks the keys (``"1:1"``, ``"1:m"``,
+        ``"m:1"`` and ``"m:m"`` too): ``"one_to_one"``, no left row matches
+        several right rows and no right row several left rows;
+        ``"one_to_many"``, no right row matches several left rows;
+        ``"many_to_one"``, no left row matches several right rows. Checked
+        after ``one_to_one``; a broken rule raises
+        :class:`~lsh_frame.MergeError` naming the records.
     threshold, recall, num_perm, seed, max_bucket, max_pairs, progress
         As in :func:`link`.
 
     Returns
     -------
     DataFrame
-        Left columns, right columns (names in both get ``suffixes``), then each
-        field's ``<field>_score``, ``score`` and ``match_probability`` (with
-        ``min_score="auto"``). Rows follow the left table's order, a left row's
-        matches best first; the index holds the left row's label (repeated
-        when a left row matches several right rows). Dtypes are kept, except
-        right columns that receive missing values for unmatched left rows
-        (``how="left"``), which change as in :func:`pandas.merge`. Use
-        :func:`link` for the pairs' labels on both sides.
+        Left columns, ``index_right`` (the right row's label), right columns
+        (names in both tables get ``suffixes``), then each field's
+        ``<field>_score``, ``score`` and ``match_probability`` (with
+        ``min_score="auto"``), then the indicator if asked. The index holds
+        the left row's label (repeated when a left row matches several right
+        rows). Rows follow the left table's order, a left row's matches best
+        first; with ``how="right"`` they follow the right table's order, a
+        right row's matches best first; with ``how="outer"`` the right rows
+        without a match come last, in the right table's order. Where a row
+        has no left record (``"right"``, ``"outer"``) its index label is
+        missing, and where it has no right record ``index_right`` is: as in
+        :func:`pandas.merge`, the labels and the columns that receive missing
+        values change dtype (integers become floats); other dtypes are kept.
+        ``attrs["lsh_frame"]`` records ``pairs``, ``matches``, the decision and
+        ``one_to_one``.
+
+    Raises
+    ------
+    MergeError
+        When the matches break ``validate``.
 
     Examples
     --------
     >>> people = pd.DataFrame({"name": ["john smith", "mary jones"],
-    ...                        "city": ["leeds", "york"]})
+    ...                        "city": ["leeds", "york"]}, index=["p1", "p2"])
     >>> staff = pd.DataFrame({"name": ["jon smith", "peter pan"],
-    ...                       "team": ["sales", "ops"]})
-    >>> merged = merge(people, staff, "name", how="left", threshold=0.3,
+    ...                       "team": ["sales", "ops"]}, index=["s1", "s2"])
+    >>> merged = merge(people, staff, on="name", how="left", threshold=0.3,
     ...                min_score=0.8)
     >>> merged.round(3)
-         name_x   city     name_y   team  name_score  score
-    0  john smith  leeds  jon smith  sales       0.947  0.947
-    1  mary jones   york        NaN    NaN         NaN    NaN
+            name_x   city index_right     name_y   team  name_score  score
+    p1  john smith  leeds          s1  jon smith  sales       0.947  0.947
+    p2  mary jones   york         NaN        NaN    NaN         NaN    NaN
+    >>> outer = merge(people, staff, on="name", how="outer", indicator=True,
+    ...               threshold=0.3, min_score=0.8)
+    >>> outer[["name_x", "index_right", "name_y", "_merge"]]
+             name_x index_right     name_y      _merge
+    p1   john smith          s1  jon smith        both
+    p2   mary jones         NaN        NaN   left_only
+    NaN         NaN          s2  peter pan  right_only
     """
     owner = "merge"
     left = _check_frame(left, "left", owner)
     right = _check_frame(right, "right", owner)
-    one_to_one_flag = check_merge_options(how, one_to_one, suffixes, owner)
     # Everything that can be checked before blocking is: names and decision.
-    mapped_fields, _ = _link_columns(left, right, fields, left_on, right_on, owner)
-    specs, _ = _as_fields(mapped_fields, owner)
-    left_names, right_names = _output_names(left, right, suffixes)
-    score_names = [f"{spec.label}_score" for spec in specs]
-    score_names += ["score", "match_probability"]
-    _check_output_names(left_names + right_names, score_names, owner)
-    min_score = _checked_decision(mapped_fields, min_score, owner)
-    scored = link(
+    plan = check_merge(
         left,
         right,
         fields,
+        on=on,
+        left_on=left_on,
+        right_on=right_on,
+        how=how,
+        one_to_one=one_to_one,
+        suffixes=suffixes,
+        indicator=indicator,
+        validate=validate,
+        owner=owner,
+    )
+    min_score = _checked_decision(plan.mapped, min_score, owner)
+    scored = link(
+        left,
+        right,
+        plan.fields,
         left_on=left_on,
         right_on=right_on,
         threshold=threshold,
@@ -671,13 +915,29 @@ def merge(
         seed=seed,
         max_bucket=max_bucket,
         max_pairs=max_pairs,
-        one_to_one=one_to_one_flag,
+        one_to_one=plan.one_to_one,
         progress=progress,
     )
     left_pos, right_pos, scores, matches = merge_layout(
-        scored, left.index, right.index, how, one_to_one_flag is True, owner
+        scored,
+        left.index,
+        right.index,
+        how,
+        plan.one_to_one is True,
+        owner,
+        validate=plan.validate,
     )
-    result = _joined(left, right, left_pos, right_pos, scores, suffixes)
+    result = _joined(
+        left,
+        right,
+        left_pos,
+        right_pos,
+        scores,
+        labels_at(left.index, left_pos),
+        labels_at(right.index, right_pos),
+        suffixes,
+        plan.indicator,
+    )
     decision = scored.attrs.get("lsh_frame", {})
     result.attrs = {
         "lsh_frame": {
@@ -692,6 +952,65 @@ def merge(
     return result
 
 
+def _several(
+    records: npt.NDArray[np.int64],
+    partners: npt.NDArray[np.int64],
+    record_index: pd.Index,
+    partner_index: pd.Index,
+    side: str,
+    other: str,
+) -> str | None:
+    """Say which records of one side match several of the other (None: none)."""
+    counts = np.bincount(records, minlength=len(record_index))
+    over = np.flatnonzero(counts > 1)
+    if not over.size:
+        return None
+    examples = []
+    labels = record_index.take(over[:3]).tolist()  # Python scalars, for repr
+    for record, label in zip(over[:3], labels, strict=True):
+        matched = partner_index.take(partners[records == record][:4]).tolist()
+        shown = ", ".join(repr(partner) for partner in matched)
+        more = ", ..." if counts[record] > 4 else ""
+        examples.append(
+            f"{side} row {label!r} matches {counts[record]} {other} rows "
+            f"({shown}{more})"
+        )
+    rows = "row matches" if over.size == 1 else "rows match"
+    return f"{over.size:,} {side} {rows} several {other} rows: " + "; ".join(examples)
+
+
+def check_validate(
+    validate: str | None,
+    left_pos: npt.NDArray[np.int64],
+    right_pos: npt.NDArray[np.int64],
+    left_index: pd.Index,
+    right_index: pd.Index,
+    owner: str,
+) -> None:
+    """Raise :class:`MergeError` when the matched pairs break ``validate``."""
+    if validate is None:
+        return
+    left_unique, right_unique = _VALIDATE[validate]
+    problems = []
+    if right_unique:
+        problems.append(
+            _several(left_pos, right_pos, left_index, right_index, "left", "right")
+        )
+    if left_unique:
+        problems.append(
+            _several(right_pos, left_pos, right_index, left_index, "right", "left")
+        )
+    found = [problem for problem in problems if problem is not None]
+    if found:
+        raise MergeError(
+            f"The matches of {owner} are not {validate!r} (validate={validate!r}): "
+            + ". ".join(found)
+            + ". Keep each record's best match with one_to_one=True, raise "
+            "min_score, or validate a looser rule ('one_to_many', 'many_to_one' "
+            "or 'many_to_many')."
+        )
+
+
 def merge_layout(
     scored: pd.DataFrame,
     left_index: pd.Index,
@@ -699,11 +1018,14 @@ def merge_layout(
     how: str,
     one_to_one: bool,
     owner: str,
+    validate: str | None = None,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], pd.DataFrame, int]:
     """Rows of a merge: left and right positions (-1: none), scores, matches.
 
     ``scored`` needs only the matched pairs (other rows are ignored); rows come
-    in the left table's order, a left row's matches best first.
+    in the left table's order, a left row's matches best first (the right
+    table's with ``how="right"``; ``"outer"`` puts the right rows without a
+    match last). ``validate`` is checked on the pairs kept.
     """
     matched = scored[scored["match"].to_numpy(dtype=bool)]
     left_pos = _positions(matched["left"], left_index, "left", owner)
@@ -720,16 +1042,56 @@ def merge_layout(
         keep = one_to_one_edges(left_pos, right_pos, rank)
         left_pos, right_pos, rank = left_pos[keep], right_pos[keep], rank[keep]
         matched = matched[keep]
+    check_validate(validate, left_pos, right_pos, left_index, right_index, owner)
     scores = matched[_score_columns(scored)].reset_index(drop=True)
-    if how == "left":
-        unmatched = np.setdiff1d(np.arange(len(left_index)), left_pos)
-        left_pos = np.concatenate([left_pos, unmatched])
-        right_pos = np.concatenate([right_pos, np.full(unmatched.size, -1)])
-        rank = np.concatenate([rank, np.full(unmatched.size, rank.size)])
-        scores = scores.reindex(np.arange(left_pos.size))
-    order = np.lexsort((rank, left_pos))
+    matches = len(matched)
+    if how in ("left", "outer"):
+        alone = np.setdiff1d(np.arange(len(left_index)), left_pos)
+        left_pos = np.concatenate([left_pos, alone])
+        right_pos = np.concatenate([right_pos, np.full(alone.size, -1)])
+    if how in ("right", "outer"):
+        alone = np.setdiff1d(np.arange(len(right_index)), right_pos)
+        left_pos = np.concatenate([left_pos, np.full(alone.size, -1)])
+        right_pos = np.concatenate([right_pos, alone])
+    # Rows without a match have no rank to keep: one row per record.
+    rank = np.concatenate([rank, np.full(left_pos.size - rank.size, rank.size)])
+    scores = scores.reindex(np.arange(left_pos.size))
+    if how == "right":
+        home = right_pos
+    else:
+        home = np.where(left_pos >= 0, left_pos, len(left_index) + right_pos)
+    order = np.lexsort((rank, home))
     scores = scores.iloc[order].reset_index(drop=True)
-    return left_pos[order], right_pos[order], scores, len(matched)
+    return left_pos[order], right_pos[order], scores, matches
+
+
+def labels_at(index: pd.Index, positions: npt.NDArray[np.int64]) -> pd.Index:
+    """Return the labels at some positions; -1 gives a missing label (pd.merge's).
+
+    With a missing label the dtype changes as pandas changes it (integers
+    become floats); the name is kept.
+    """
+    if positions.size == 0 or (positions >= 0).all():
+        return index.take(positions)
+    name = index.name
+    if isinstance(index, pd.MultiIndex):  # a tuple per label, and the gaps
+        name, index = None, index.to_flat_index()
+    labels = pd.Series(index, copy=False).reset_index(drop=True).reindex(positions)
+    return pd.Index(labels, name=name)
+
+
+def missing_dtypes(meta: pd.DataFrame, names: Sequence[Any]) -> dict[Any, Any]:
+    """Return the dtypes of ``meta``'s columns once they hold a missing value.
+
+    Categoricals are left out: they stay categorical (and under Dask their
+    categories may be unknown, so they are not cast).
+    """
+    missing = meta.reset_index(drop=True).reindex([0]).dtypes
+    return {
+        name: dtype
+        for name, dtype in zip(names, missing, strict=True)
+        if not isinstance(dtype, pd.CategoricalDtype)
+    }
 
 
 def _output_names(
@@ -746,7 +1108,7 @@ def _output_names(
     return renamed(left.columns, suffixes[0]), renamed(right.columns, suffixes[1])
 
 
-def _check_output_names(names: list[Any], score_names: list[str], owner: str) -> None:
+def _check_output_names(names: list[Any], added: list[Any], owner: str) -> None:
     repeated = sorted({str(name) for name in names if names.count(name) > 1})
     if repeated:
         raise ColumnError(
@@ -754,13 +1116,26 @@ def _check_output_names(names: list[Any], score_names: list[str], owner: str) ->
             "appear twice after adding the suffixes. Choose other suffixes or "
             "rename those columns."
         )
-    clash = sorted({str(name) for name in score_names if name in names})
+    clash = sorted({str(name) for name in added if name in names})
     if clash:
         raise ColumnError(
-            f"{owner} adds the score columns {clash}, but a table already has "
-            "columns of those names. Rename them first, for example with "
-            "df.rename(columns={...})."
+            f"{owner} adds the columns {clash}, but a table already has columns "
+            "of those names. Rename them first, for example with "
+            "df.rename(columns={...}) (or name the indicator=)."
         )
+    if len(set(added)) < len(added):
+        raise ColumnError(
+            f"{owner} would add two columns named alike: {added}. Name the "
+            "indicator= differently."
+        )
+
+
+def _rows_at(frame: pd.DataFrame, positions: npt.NDArray[np.int64]) -> pd.DataFrame:
+    """Return the rows at some positions, numbered from 0; -1 gives a missing row."""
+    if (positions >= 0).all():
+        return frame.iloc[positions].reset_index(drop=True)
+    # Position -1 is not a row: reindex leaves it missing, as pd.merge does.
+    return frame.reset_index(drop=True).reindex(positions).reset_index(drop=True)
 
 
 def _joined(
@@ -769,19 +1144,39 @@ def _joined(
     left_pos: npt.NDArray[np.int64],
     right_pos: npt.NDArray[np.int64],
     scores: pd.DataFrame,
+    labels: pd.Index,
+    right_labels: pd.Index,
     suffixes: Sequence[str],
+    indicator: Hashable | None,
 ) -> pd.DataFrame:
-    """Left rows, right rows (missing where ``right_pos`` is -1) and scores."""
+    """Left rows, the right label, right rows, scores and the indicator.
+
+    ``left_pos`` and ``right_pos`` are positions in ``left`` and ``right``
+    (-1: none); ``labels`` become the index and ``right_labels`` the
+    ``index_right`` column.
+    """
     left_names, right_names = _output_names(left, right, suffixes)
-    left_part = left.iloc[left_pos].reset_index(drop=True)
+    left_part = _rows_at(left, left_pos)
     left_part.columns = left_names
-    if (right_pos >= 0).all():
-        right_part = right.iloc[right_pos].reset_index(drop=True)
-    else:
-        # Position -1 is not a row: reindex leaves it missing, as pd.merge does.
-        right_part = right.reset_index(drop=True).reindex(right_pos)
-        right_part = right_part.reset_index(drop=True)
+    right_part = _rows_at(right, right_pos)
     right_part.columns = right_names
-    result = pd.concat([left_part, right_part, scores], axis=1)
-    result.index = left.index.take(left_pos)
+    pieces = [
+        left_part,
+        pd.DataFrame({RIGHT_LABEL: right_labels}),
+        right_part,
+        scores,
+    ]
+    if indicator is not None:
+        codes = np.where(left_pos < 0, 1, np.where(right_pos < 0, 0, 2))
+        pieces.append(
+            pd.DataFrame(
+                {
+                    indicator: pd.Categorical.from_codes(
+                        codes, categories=pd.Index(INDICATOR_CATEGORIES)
+                    )
+                }
+            )
+        )
+    result = pd.concat(pieces, axis=1)
+    result.index = labels
     return result

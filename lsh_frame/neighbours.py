@@ -38,7 +38,7 @@ from lsh_frame import _progress
 from lsh_frame._kernels import hashing
 from lsh_frame._kernels import neighbours as kernel
 from lsh_frame._kernels import text as text_kernels
-from lsh_frame._labels import hash_labels
+from lsh_frame._labels import hash_labels, hash_values
 from lsh_frame.config import ShingleConfig
 from lsh_frame.errors import TooManyPairsError
 from lsh_frame.shingle import codepoints, normalize, text_array
@@ -304,9 +304,10 @@ def neighbour_pairs(
         kernel.Postings.build(records, tokens, size) for records, tokens in by_token
     ]
     lookups = [kernel.by_record(records, tokens) for records, tokens in by_token]
-    # Equal scores are ranked by a hash of the records' labels, not by their
-    # positions, so the neighbours do not depend on the order of the rows.
-    tie_ranks = [_label_ranks(frame.index) for frame in frames]
+    # Equal scores are ranked by a hash of the records' values (then of their
+    # labels' text), not by their positions, so the neighbours depend neither
+    # on the order of the rows nor on the labels' dtype.
+    tie_ranks = [_tie_ranks(frame, columns) for frame in frames]
     # Both ways when linking, so a pair is found when either record ranks the
     # other high; but when one table is much smaller (a batch of new records
     # against a saved table), only its records look up: each record of the
@@ -409,14 +410,22 @@ def neighbour_pairs(
     )
 
 
-def _label_ranks(
-    index: pd.Index,
+def _tie_ranks(
+    frame: pd.DataFrame, columns: Sequence[Hashable]
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """Rank of each record's label hash (ties by position), and its inverse."""
-    hashed = hash_labels(index)
-    order = np.lexsort((np.arange(hashed.size), hashed))
-    ranks = np.empty(hashed.size, dtype=np.int64)
-    ranks[order] = np.arange(hashed.size)
+    """Rank of each record among equal scores, and its inverse.
+
+    By the hash of its values in ``columns``, then of its label's text (records
+    of equal values), then its position (labels of equal text, such as ``1``
+    and ``"1"`` in one object index).
+    """
+    labels = hash_labels(frame.index)
+    values = hash_values(frame, columns)
+    if values is None:
+        values = labels
+    order = np.lexsort((np.arange(labels.size), labels, values))
+    ranks = np.empty(labels.size, dtype=np.int64)
+    ranks[order] = np.arange(labels.size)
     return ranks, order.astype(np.int64)
 
 

@@ -352,6 +352,15 @@ def test_link_keeps_both_tables_ids(tmp_path, capsys):
     assert pairs.loc[pairs["match"], ["left", "right"]].values.tolist() == [
         ["L1", "R7"]
     ]
+    # --how outer: every record of both files, ids in their columns only.
+    assert cli.main([*argv, "--how", "outer"]) == 0
+    merged = pd.read_csv(io.StringIO(capsys.readouterr().out), dtype=str)
+    assert merged.columns[:3].tolist() == ["id_x", "name_x", "id_y"]
+    assert merged[["id_x", "id_y"]].fillna("").values.tolist() == [
+        ["L1", "R7"],
+        ["L2", ""],
+        ["", "R9"],
+    ]
 
 
 def test_parquet_index_types_and_labels_are_kept(tmp_path, capsys):
@@ -680,3 +689,33 @@ def test_link_rounds_scores_for_display(tmp_path, capsys):
         cli.main(["link", str(left), str(right), "--on", "email", "--digits", "x"])
     assert refused.value.code == 2
     assert "number of decimals" in capsys.readouterr().err
+
+
+def test_dedupe_with_integer_ids_finds_what_python_finds(tmp_path, capsys):
+    # The command line reads ids as text; Python users hold them as integers.
+    # The same rows must give the same entities (issue 17).
+    columns = ["given_name", "surname", "street_address", "city", "postcode",
+               "phone", "date_of_birth", "email"]  # fmt: skip
+    people = lf.datasets.make_customers(2_000, seed=3)[columns].rename_axis("id")
+    source = tmp_path / "people.csv"
+    people.to_csv(source)
+    output = tmp_path / "entities.csv"
+    code = cli.main(
+        ["dedupe", str(source), "--on", ",".join(columns), "--index-col", "id",
+         "-o", str(output), "--input-order"]
+    )  # fmt: skip
+    assert code == 0
+    expected = people.lsh.dedupe(columns)
+    entities = expected.attrs["lsh_frame"]["entities"]
+    assert f"2,000 records → {entities:,} entities" in capsys.readouterr().err
+    written = pd.read_csv(output, index_col="id")
+    assert written.index.tolist() == people.index.tolist()
+
+    # Entity ids are numbered in label order, which differs between 10 and
+    # "10": compare the groups, each named by its smallest id.
+    def groups(ids: pd.Series) -> pd.Series:
+        return ids.index.to_series().groupby(ids.to_numpy()).transform("min")
+
+    pd.testing.assert_series_equal(
+        groups(written["cluster_id"]), groups(expected["cluster_id"])
+    )

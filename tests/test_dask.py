@@ -9,6 +9,7 @@ several partition counts, and the main jobs again on a session-wide
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import warnings
@@ -123,6 +124,27 @@ def test_pairs_equal_pandas_for_every_decision(
             ddf.lsh.pairs(COLUMNS, **options).compute(),
             df.lsh.pairs(COLUMNS, **options),
         )
+
+
+def test_the_sample_falls_back_on_labels_as_in_pandas(people: pd.DataFrame) -> None:
+    # The threshold's sample hashes the records' values; a column without a
+    # text (vectors) in some partitions only makes pandas, which sees the whole
+    # column, sample by the labels: so must every partition.
+    rng = np.random.default_rng(1)
+    vectors = [None if i < 200 else rng.normal(size=4).tolist() for i in range(400)]
+    frame = people.iloc[:400][["surname", "given_name"]].assign(vector=vectors)
+    fields = [
+        lf.Field(["surname", "given_name"]),
+        lf.Field("vector", blocking="cosine", threshold=0.9),
+    ]
+    settings = {"scheduler": "synchronous", "dataframe.convert-string": False}
+    with dask.config.set(settings):
+        ddf = dd.from_pandas(frame, npartitions=2, sort=False)
+        df = ddf.compute()
+        assert df["vector"].dtype == object
+        got = ddf.lsh.blocking_report(fields)
+        assert got.decisions == df.lsh.blocking_report(fields).decisions
+        same(ddf.lsh.candidates(fields).compute(), df.lsh.candidates(fields))
 
 
 @pytest.mark.usefixtures("sync")
@@ -286,6 +308,16 @@ def test_cluster_dedupe_and_drop_duplicates_equal_pandas(
         ddf.lsh.drop_duplicates(COLUMNS, ignore_index=True).compute(),
         df.lsh.drop_duplicates(COLUMNS, ignore_index=True),
     )
+    # pandas' keywords (issue 17): subset=, and duplicated().
+    same(
+        ddf.lsh.drop_duplicates(subset=COLUMNS, keep="last").compute(),
+        df.lsh.drop_duplicates(subset=COLUMNS, keep="last"),
+    )
+    for keep in ("first", False):
+        same(
+            ddf.lsh.duplicated(subset=COLUMNS, keep=keep).compute(),
+            df.lsh.duplicated(subset=COLUMNS, keep=keep),
+        )
 
 
 @pytest.mark.usefixtures("sync")
@@ -321,13 +353,21 @@ def test_link_and_merge_equal_pandas(
         "right_on": ["family" if column == "surname" else column for column in COLUMNS],
     }
     same(dleft.lsh.link(dright, **mapping).compute(), left.lsh.link(right, **mapping))
-    for how in ("inner", "left"):
+    for how in ("inner", "left", "right", "outer"):
         for one_to_one in (False, True):
             options = {**mapping, "how": how, "one_to_one": one_to_one}
+            if one_to_one:  # the pandas keywords of issue 17, with the choice
+                options.update(indicator="source", validate="1:1")
             same(
                 dleft.lsh.merge(dright, **options).compute(),
                 left.lsh.merge(right, **options),
             )
+    # A match that breaks validate= is refused as in pandas.
+    options = {**mapping, "validate": "one_to_one", "min_score": 0.3}
+    with pytest.raises(lf.MergeError) as refused:
+        left.lsh.merge(right, **options)
+    with pytest.raises(lf.MergeError, match=re.escape(str(refused.value))):
+        dleft.lsh.merge(dright, **options)
     # Linked entity ids: one Series per table, equal to pandas'.
     scored = left.lsh.link(right, **mapping)
     got = dleft.lsh.cluster(scored, other=dright)
@@ -356,6 +396,18 @@ def test_empty_partitions_and_tiny_frames(people: pd.DataFrame) -> None:
     df = ddf.compute()
     same(ddf.lsh.dedupe(COLUMNS).compute(), df.lsh.dedupe(COLUMNS))
     same(ddf.lsh.candidates(COLUMNS).compute(), df.lsh.candidates(COLUMNS))
+    # No columns: every column, as in pandas.
+    same(ddf.lsh.duplicated().compute(), df.lsh.duplicated())
+    other = dd.from_delayed(
+        [dask.delayed(piece) for piece in pieces[::-1]],
+        meta=part.iloc[:0],
+        verify_meta=False,
+    )
+    options = {"on": COLUMNS, "how": "outer", "indicator": True, "one_to_one": True}
+    same(
+        ddf.lsh.merge(other[[*COLUMNS, "city"]], **options).compute(),
+        df.lsh.merge(other.compute()[[*COLUMNS, "city"]], **options),
+    )
     for rows in (0, 1):
         tiny_ddf, tiny = as_dask(people.iloc[:rows], 1)
         same(tiny_ddf.lsh.dedupe(COLUMNS).compute(), tiny.lsh.dedupe(COLUMNS))
@@ -570,6 +622,15 @@ def test_merge_from_parquet_with_categories_and_an_empty_side(
         dleft.lsh.merge(empty_dask, fields, how="left").compute(),
         left.lsh.merge(empty, fields, how="left"),
     )
+    for how in ("right", "outer"):
+        same(
+            dleft.lsh.merge(dright, fields, how=how, indicator=True).compute(),
+            left.lsh.merge(right, fields, how=how, indicator=True),
+        )
+        same(
+            empty_dask.lsh.merge(dleft, fields, how=how).compute(),
+            empty.lsh.merge(left, fields, how=how),
+        )
 
 
 @pytest.mark.usefixtures("sync")

@@ -374,8 +374,9 @@ def test_merge_rejects_bad_options(
     two_tables: tuple[pd.DataFrame, pd.DataFrame],
 ) -> None:
     left, right = two_tables
-    with pytest.raises(lf.ConfigError, match="how"):
-        _mapped_merge(left, right, how="outer")
+    # "outer" is a merge now (issue 17); a cross join on similarity is not.
+    with pytest.raises(lf.ConfigError, match=r"'how'.*'outer'.*Got 'cross'"):
+        _mapped_merge(left, right, how="cross")
     with pytest.raises(lf.ConfigError, match="suffixes"):
         _mapped_merge(left, right, suffixes=("_a", "_a"))
     with pytest.raises(lf.ConfigTypeError, match="suffixes"):
@@ -460,7 +461,271 @@ def test_link_and_merge_with_empty_or_one_row_tables() -> None:
     ]
     merged = empty.lsh.merge(people, "name", how="left")
     assert len(merged) == 0
-    assert list(merged.columns[:2]) == ["name_x", "name_y"]
+    assert list(merged.columns[:3]) == ["name_x", "index_right", "name_y"]
     left = one.lsh.merge(people, "name", how="left", one_to_one=True, min_score=0.8)
     assert left.index.tolist() == ["s"]
     assert left["name_y"].tolist() == ["john smith"]
+
+
+# ----------------------------------------------------------------------------
+# pandas' keywords and methods (issue 17)
+
+#: Records that differ in every column and share no shingle: only exact copies
+#: of a record can be duplicates of it, as in pandas.
+_WORDS = np.random.default_rng(0).choice(list("abcdefghijklmnopqrstuvwxyz"), (12, 3, 9))
+POOL = pd.DataFrame(
+    {
+        "name": ["".join(row[0]) + " " + "".join(row[1][:5]) for row in _WORDS],
+        "city": ["".join(row[2]) for row in _WORDS],
+        "code": [str(10_000_000 + 7_919 * number) for number in range(12)],
+    }
+)
+
+
+def _copies(picks: list[int], labels: list[int]) -> pd.DataFrame:
+    frame = POOL.iloc[picks].reset_index(drop=True)
+    frame.index = pd.Index(labels[: len(picks)])
+    return frame
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    picks=st.lists(st.integers(0, len(POOL) - 1), min_size=1, max_size=40),
+    labels=st.permutations(range(100)),
+    subset=st.sampled_from([["name"], ["city", "code"], ["code", "name", "city"]]),
+    keep=st.sampled_from(["first", "last", False]),
+)
+def test_exact_copies_are_duplicates_as_in_pandas(picks, labels, subset, keep):
+    frame = _copies(picks, labels)
+    marked = frame.lsh.duplicated(subset=subset, keep=keep)
+    pd.testing.assert_series_equal(marked, frame.duplicated(subset=subset, keep=keep))
+    kept = lf.drop_duplicates(frame, subset=subset, keep=keep)
+    pd.testing.assert_frame_equal(kept, frame.drop_duplicates(subset=subset, keep=keep))
+
+
+def test_a_large_group_of_copies_is_one_entity_as_in_pandas() -> None:
+    # More than 64 copies are collapsed before blocking; pandas' answer still.
+    picks = [3] * 90 + list(range(12)) + [5, 5]
+    frame = _copies(picks, list(np.random.default_rng(1).permutation(500)))
+    for keep in ("first", "last", False):
+        pd.testing.assert_series_equal(
+            frame.lsh.duplicated(keep=keep), frame.duplicated(keep=keep)
+        )
+
+
+@pytest.mark.parametrize("keep", ["first", "last", "most_complete", False])
+def test_drop_duplicates_is_the_rows_duplicated_leaves(
+    customers: pd.DataFrame, keep: object
+) -> None:
+    marked = customers.lsh.duplicated(COLUMNS, keep=keep)
+    assert marked.dtype == bool and marked.index.equals(customers.index)
+    assert 0 < marked.sum() < len(customers)
+    kept = customers.lsh.drop_duplicates(subset=COLUMNS, keep=keep)
+    pd.testing.assert_frame_equal(kept, customers[~marked])
+    assert marked.attrs["lsh_frame"] == kept.attrs["lsh_frame"]
+
+
+def test_keywords_name_the_columns_as_in_pandas(customers: pd.DataFrame) -> None:
+    small = customers.iloc[:300]
+    before = _frozen(small)
+    positional = small.lsh.dedupe(COLUMNS)
+    pd.testing.assert_frame_equal(small.lsh.dedupe(subset=COLUMNS), positional)
+    pd.testing.assert_frame_equal(lf.dedupe(small, subset=COLUMNS), positional)
+    pd.testing.assert_series_equal(
+        lf.duplicated(small, subset=COLUMNS), small.lsh.duplicated(COLUMNS)
+    )
+    # No columns: every column, as pandas' subset=None.
+    pd.testing.assert_frame_equal(
+        small.lsh.drop_duplicates(), small.lsh.drop_duplicates(list(small.columns))
+    )
+    pd.testing.assert_series_equal(
+        lf.duplicated(small, keep="last"),
+        small.lsh.duplicated(subset=list(small.columns), keep="last"),
+    )
+    pd.testing.assert_frame_equal(small, before)
+
+
+def test_columns_given_twice_or_a_bad_choice_are_refused(
+    customers: pd.DataFrame, two_tables: tuple[pd.DataFrame, pd.DataFrame]
+) -> None:
+    left, right = two_tables
+    for call in (
+        lambda: customers.lsh.drop_duplicates(COLUMNS, subset=COLUMNS),
+        lambda: lf.duplicated(customers, "surname", subset=["surname"]),
+        lambda: customers.lsh.dedupe("surname", subset="surname"),
+        lambda: left.lsh.merge(right, "city", on="city"),
+        lambda: lf.link(left, right, "city", on=["city"]),
+    ):
+        with pytest.raises(lf.ConfigTypeError, match="columns twice"):
+            call()
+    with pytest.raises(lf.ConfigError, match=r"'keep'.*'first', 'last'.*Got 'middle'"):
+        customers.lsh.duplicated(COLUMNS, keep="middle")
+    with pytest.raises(lf.ConfigError, match=r"'how'.*'right', 'outer'.*Got 'full'"):
+        lf.merge(left, right, on="city", how="full")
+    with pytest.raises(lf.ConfigError, match=r"'validate'.*'one_to_one'.*Got '1:2'"):
+        left.lsh.merge(right, on="city", validate="1:2")
+    with pytest.raises(lf.ConfigTypeError, match="indicator"):
+        left.lsh.merge(right, on="city", indicator=1)
+    with pytest.raises(lf.ColumnError, match="_merge"):
+        left.assign(_merge=1).lsh.merge(right, on="city", indicator=True)
+    with pytest.raises(lf.ColumnError, match="index_right"):
+        left.lsh.merge(right.assign(index_right=1), on="city")
+    with pytest.raises(lf.ConfigError, match="no columns"):
+        lf.drop_duplicates(customers[[]])
+
+
+def test_merge_on_equals_fields_and_keeps_the_right_label(
+    two_tables: tuple[pd.DataFrame, pd.DataFrame],
+) -> None:
+    left, right = two_tables
+    fields = ["date_of_birth", "email", "city"]
+    merged = lf.merge(left, right, on=fields)
+    pd.testing.assert_frame_equal(merged, left.lsh.merge(right, fields))
+    linked = left.lsh.link(right, on=fields, one_to_one=False)
+    pd.testing.assert_frame_equal(
+        linked, lf.link(left, right, fields, one_to_one=False)
+    )
+    matched = linked[linked["match"]]
+    assert sorted(zip(merged.index, merged["index_right"], strict=True)) == sorted(
+        zip(matched["left"], matched["right"], strict=True)
+    )
+    # Between the left and the right table's columns.
+    position = merged.columns.get_loc("index_right")
+    assert list(merged.columns[position - 1 : position + 2]) == [
+        "weight_x",
+        "index_right",
+        "entity_id_y",
+    ]
+
+
+def test_merge_how_right_and_outer(two_tables: tuple[pd.DataFrame, pd.DataFrame]):
+    left, right = two_tables
+    before = (_frozen(left), _frozen(right))
+    options = {"on": ["date_of_birth", "email", "city"], "indicator": True}
+    inner = left.lsh.merge(right, **options)
+    merged = {how: left.lsh.merge(right, how=how, **options) for how in _HOWS}
+    matched = {(a, b) for a, b in zip(inner.index, inner["index_right"], strict=True)}
+    lonely_left = left.index[~left.index.isin(inner.index)]
+    lonely_right = right.index[~right.index.isin(inner["index_right"])]
+    assert len(lonely_left) and len(lonely_right)
+    for how, result in merged.items():
+        both = result["_merge"] == "both"
+        assert list(result["_merge"].cat.categories) == [
+            "left_only",
+            "right_only",
+            "both",
+        ]
+        pairs = set(
+            zip(result.index[both], result.loc[both, "index_right"], strict=True)
+        )
+        assert pairs == matched
+        only_left = result.index[result["_merge"] == "left_only"]
+        only_right = result.loc[result["_merge"] == "right_only", "index_right"]
+        assert sorted(only_left) == (
+            sorted(lonely_left) if how in ("left", "outer") else []
+        )
+        assert sorted(only_right) == (
+            sorted(lonely_right) if how in ("right", "outer") else []
+        )
+        # A missing side is missing everywhere, as in pandas.
+        assert result.loc[result["_merge"] == "right_only", "city_x"].isna().all()
+        assert result.loc[result["_merge"] == "left_only", "city_y"].isna().all()
+        assert result.loc[~both, "score"].isna().all()
+    # Rows follow the right table's order with how="right".
+    right_order = right.index.get_indexer(merged["right"]["index_right"])
+    assert (np.diff(right_order) >= 0).all() and len(right_order) == len(
+        merged["right"]
+    )
+    # Outer: the left merge, then the right rows without a match in their order.
+    outer = merged["outer"]
+    head = outer.iloc[: len(merged["left"])]
+    pd.testing.assert_frame_equal(
+        head.reset_index(drop=True),
+        merged["left"].reset_index(drop=True),
+        check_dtype=False,
+        check_categorical=False,
+    )
+    assert outer["index_right"].iloc[len(merged["left"]) :].tolist() == list(
+        lonely_right
+    )
+    assert outer.index[len(merged["left"]) :].isna().all()
+    named = left.lsh.merge(right, on=options["on"], how="outer", indicator="source")
+    assert named["source"].equals(outer["_merge"].rename("source"))
+    pd.testing.assert_frame_equal(left, before[0])
+    pd.testing.assert_frame_equal(right, before[1])
+
+
+_HOWS = ("inner", "left", "right", "outer")
+
+
+def test_merge_validate_checks_the_matches(
+    two_tables: tuple[pd.DataFrame, pd.DataFrame],
+) -> None:
+    left, right = two_tables
+    options = {"on": ["date_of_birth", "email", "city"], "min_score": 0.5}
+    loose = left.lsh.merge(right, **options)
+    several = loose.index[loose.index.duplicated()]  # in the left table's order
+    assert len(several) and loose["index_right"].duplicated().any()
+    for validate in ("one_to_one", "1:1", "many_to_one", "m:1"):
+        with pytest.raises(
+            lf.MergeError, match=r"left rows? match(es)? several right"
+        ) as e:
+            left.lsh.merge(right, validate=validate, **options)
+        assert f"left row {several[0]!r} matches" in str(e.value)
+        assert isinstance(e.value, pd.errors.MergeError)
+    with pytest.raises(lf.MergeError, match=r"right rows? match(es)? several left"):
+        left.lsh.merge(right, validate="one_to_many", **options)
+    pd.testing.assert_frame_equal(
+        left.lsh.merge(right, validate="many_to_many", **options), loose
+    )
+    # The one-to-one choice is made first, and passes.
+    chosen = left.lsh.merge(right, one_to_one=True, validate="1:1", **options)
+    assert chosen.index.is_unique and chosen["index_right"].is_unique
+
+
+@pytest.mark.parametrize("how", _HOWS)
+def test_merge_on_exact_keys_joins_as_pandas(how: str) -> None:
+    left = _copies([0, 1, 2, 3, 3, 5], [10, 11, 12, 13, 14, 15])
+    right = _copies([1, 3, 3, 4, 6, 0], [20, 21, 22, 23, 24, 25])
+    ours = left.lsh.merge(right, on="code", how=how, indicator=True)
+    theirs = pd.merge(
+        left.rename_axis("left").reset_index(),
+        right.rename_axis("right").reset_index(),
+        on="code",
+        how=how,
+        indicator=True,
+    )
+
+    def rows(left_labels, right_labels, source):
+        return sorted(
+            zip(
+                [None if pd.isna(x) else int(x) for x in left_labels],
+                [None if pd.isna(x) else int(x) for x in right_labels],
+                list(source),
+                strict=True,
+            ),
+            key=str,
+        )
+
+    assert rows(ours.index, ours["index_right"], ours["_merge"]) == rows(
+        theirs["left"], theirs["right"], theirs["_merge"]
+    )
+
+
+def test_merge_keeps_tuple_labels_of_a_multiindex() -> None:
+    people = pd.DataFrame(
+        {"name": ["john smith", "mary jones"]},
+        index=pd.MultiIndex.from_tuples([("a", 1), ("b", 2)], names=["k", "n"]),
+    )
+    staff = pd.DataFrame(
+        {"name": ["jon smith", "peter pan"]},
+        index=pd.MultiIndex.from_tuples([("x", 1), ("y", 2)]),
+    )
+    options = {"on": "name", "threshold": 0.3, "min_score": 0.8}
+    left = people.lsh.merge(staff, how="left", **options)
+    assert left.index.equals(people.index)
+    assert left["index_right"].tolist()[0] == ("x", 1)
+    assert pd.isna(left["index_right"].iloc[1])
+    outer = people.lsh.merge(staff, how="outer", **options)
+    assert outer.index.tolist()[:2] == [("a", 1), ("b", 2)]
+    assert pd.isna(outer.index[2]) and outer["index_right"].iloc[2] == ("y", 2)

@@ -53,7 +53,7 @@ def _brute_force(frames, columns, budget):
         return math.sqrt(sum(quantised[t] for t in tokens))
 
     link = len(frames) == 2
-    ties = [neighbours._label_ranks(frame.index)[0] for frame in frames]
+    ties = [neighbours._tie_ranks(frame, columns)[0] for frame in frames]
     found = set()
     directions = [(0, 1), (1, 0)] if link else [(0, 0)]
     for query_side, index_side in directions:

@@ -44,13 +44,17 @@ class DaskLshAccessor:
         """Entity id per row (see :func:`lsh_frame.cluster`)."""
         return _api.cluster(self._frame, scored, **options)
 
-    def dedupe(self, fields: Any, /, **options: Any) -> dd.DataFrame:
+    def dedupe(self, fields: Any = None, /, **options: Any) -> dd.DataFrame:
         """Every row with its entity id and size (see :func:`lsh_frame.dedupe`)."""
         return _api.dedupe(self._frame, fields, **options)
 
-    def drop_duplicates(self, fields: Any, /, **options: Any) -> dd.DataFrame:
+    def drop_duplicates(self, fields: Any = None, /, **options: Any) -> dd.DataFrame:
         """One row per entity (see :func:`lsh_frame.drop_duplicates`)."""
         return _api.drop_duplicates(self._frame, fields, **options)
+
+    def duplicated(self, fields: Any = None, /, **options: Any) -> dd.Series:
+        """Which rows duplicate another (see :func:`lsh_frame.duplicated`)."""
+        return _api.duplicated(self._frame, fields, **options)
 
     def link(self, right: Any, fields: Any = None, /, **options: Any) -> dd.DataFrame:
         """Scored pairs between this frame and ``right`` (see ``lsh_frame.link``)."""

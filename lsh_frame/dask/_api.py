@@ -23,7 +23,7 @@ from dask import delayed
 
 from lsh_frame import _progress
 from lsh_frame._validation import check_bool, check_int, present
-from lsh_frame.blocking import BlockingReport, _as_fields, mapped_columns
+from lsh_frame.blocking import BlockingReport, mapped_columns
 from lsh_frame.cluster import (
     Links,
     _label_rank,
@@ -57,7 +57,6 @@ from lsh_frame.dask._tables import (
 from lsh_frame.errors import ConfigError
 from lsh_frame.jobs import (
     _check_new_column,
-    _check_output_names,
     _checked_decision,
     _completeness,
     _first_per_entity,
@@ -67,8 +66,11 @@ from lsh_frame.jobs import (
     _output_names,
     _score_columns,
     check_keep,
-    check_merge_options,
+    check_merge,
+    given_columns,
+    labels_at,
     merge_layout,
+    missing_dtypes,
 )
 from lsh_frame.minhash import minhash as _minhash
 from lsh_frame.one_to_one import check_one_to_one
@@ -590,11 +592,18 @@ def _with_entities(
     return result
 
 
+def _columns(frame: Any, fields: Any, subset: Any, owner: str) -> Any:
+    """Return the columns given (or ``subset=``), else every column of the frame."""
+    every = frame._meta if isinstance(frame, dd.DataFrame) else None
+    return given_columns(fields, subset, "subset", owner, every)
+
+
 def dedupe(
     frame: dd.DataFrame,
-    fields: Any,
+    fields: Any = None,
     /,
     *,
+    subset: Any = None,
     threshold: float | None = None,
     min_score: Any = "auto",
     recall: float = 0.95,
@@ -610,6 +619,7 @@ def dedupe(
 ) -> dd.DataFrame:
     """Every row with its entity, as :func:`lsh_frame.dedupe` (same partitions)."""
     owner = "dedupe"
+    fields = _columns(frame, fields, subset, owner)
     method = check_shuffle(shuffle_method, owner)
     meta = frame._meta if isinstance(frame, dd.DataFrame) else None
     if meta is not None:
@@ -655,11 +665,37 @@ def _kept_rows(
     return kept
 
 
+def _kept(
+    left: Table, ids: npt.NDArray[np.int64], keep: Any, owner: str
+) -> npt.NDArray[np.int64]:
+    """Positions of the rows ``keep`` keeps, as :func:`lsh_frame.drop_duplicates`.
+
+    A ``keep`` function gets each entity with duplicates as a pandas frame:
+    those rows are gathered on the client to call it.
+    """
+    sizes = np.bincount(ids) if ids.size else np.zeros(0, dtype=np.int64)
+    positions = np.arange(ids.size, dtype=np.int64)
+    if keep is False:
+        return np.flatnonzero(sizes[ids] == 1)
+    if keep == "first":
+        return _first_per_entity(ids, positions)
+    if keep == "last":
+        return _first_per_entity(ids, -positions)
+    if keep == "most_complete":
+        filled = compute(*[delayed(_completeness_part)(part) for part in left.parts])
+        return _first_per_entity(ids, -np.concatenate([np.empty(0, np.int64), *filled]))
+    shared = np.flatnonzero(sizes[ids] > 1)
+    rows = _gather(left, shared)
+    chosen = _kept_by_callable(rows, ids[shared], sizes, keep, owner)
+    return np.sort(np.concatenate([np.flatnonzero(sizes[ids] == 1), shared[chosen]]))
+
+
 def drop_duplicates(
     frame: dd.DataFrame,
-    fields: Any,
+    fields: Any = None,
     /,
     *,
+    subset: Any = None,
     keep: Any = "first",
     ignore_index: bool = False,
     threshold: float | None = None,
@@ -679,30 +715,14 @@ def drop_duplicates(
     those rows are gathered on the client to call it.
     """
     owner = "drop_duplicates"
+    fields = _columns(frame, fields, subset, owner)
     method = check_shuffle(shuffle_method, owner)
     check_keep(keep, owner)
     ignore_index = check_bool(ignore_index, "ignore_index", owner)
     tables = _tables(frame, None, owner)
     ids, info = _entities(tables, fields, locals(), method, npartitions, owner)
     left = tables[0]
-    sizes = np.bincount(ids) if ids.size else np.zeros(0, dtype=np.int64)
-    positions = np.arange(ids.size, dtype=np.int64)
-    if keep is False:
-        kept = np.flatnonzero(sizes[ids] == 1)
-    elif keep == "first":
-        kept = _first_per_entity(ids, positions)
-    elif keep == "last":
-        kept = _first_per_entity(ids, -positions)
-    elif keep == "most_complete":
-        filled = compute(*[delayed(_completeness_part)(part) for part in left.parts])
-        kept = _first_per_entity(ids, -np.concatenate([np.empty(0, np.int64), *filled]))
-    else:
-        shared = np.flatnonzero(sizes[ids] > 1)
-        rows = _gather(left, shared)
-        chosen = _kept_by_callable(rows, ids[shared], sizes, keep, owner)
-        kept = np.sort(
-            np.concatenate([np.flatnonzero(sizes[ids] == 1), shared[chosen]])
-        )
+    kept = _kept(left, ids, keep, owner)
     where = left.partition_of(kept)
     counts = np.bincount(where, minlength=left.npartitions)
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
@@ -718,6 +738,57 @@ def drop_duplicates(
     meta = _kept_rows(left.meta, np.empty(0, np.int64), 0 if ignore_index else None, {})
     divisions = _range_divisions(counts) if ignore_index else None
     return dd.from_delayed(parts, meta=meta, divisions=divisions, verify_meta=False)
+
+
+def _marked(
+    part: pd.DataFrame, marked: npt.NDArray[np.bool_], info: dict[str, Any]
+) -> pd.Series:
+    result = pd.Series(marked, index=part.index)
+    result.attrs = {**part.attrs, "lsh_frame": info}
+    return result
+
+
+def duplicated(
+    frame: dd.DataFrame,
+    fields: Any = None,
+    /,
+    *,
+    subset: Any = None,
+    keep: Any = "first",
+    threshold: float | None = None,
+    min_score: Any = "auto",
+    recall: float = 0.95,
+    num_perm: int = 128,
+    seed: int = 1,
+    max_bucket: int = 1_000,
+    max_pairs: int = 50_000_000,
+    progress: bool = False,
+    shuffle_method: str = "tasks",
+    npartitions: int | None = None,
+) -> dd.Series:
+    """Which rows duplicate another, as :func:`lsh_frame.duplicated`.
+
+    A boolean Series with the frame's partitions.
+    """
+    owner = "duplicated"
+    fields = _columns(frame, fields, subset, owner)
+    method = check_shuffle(shuffle_method, owner)
+    check_keep(keep, owner)
+    tables = _tables(frame, None, owner)
+    ids, info = _entities(tables, fields, locals(), method, npartitions, owner)
+    left = tables[0]
+    marked = np.ones(ids.size, dtype=bool)
+    marked[_kept(left, ids, keep, owner)] = False
+    parts = [
+        delayed(_marked)(part, piece, info)
+        for part, piece in zip(
+            left.parts, shared_pieces(left.slices(marked)), strict=True
+        )
+    ]
+    meta = _marked(left.meta, np.empty(0, dtype=bool), {})
+    return dd.from_delayed(
+        parts, meta=meta, divisions=frame.divisions, verify_meta=False
+    )
 
 
 def _gather(source: Table, positions: npt.NDArray[np.int64]) -> pd.DataFrame:
@@ -784,6 +855,7 @@ def link(
     fields: Any = None,
     /,
     *,
+    on: Any = None,
     left_on: Any = None,
     right_on: Any = None,
     threshold: float | None = None,
@@ -800,6 +872,7 @@ def link(
     npartitions: int | None = None,
 ) -> dd.DataFrame:
     """Scored pairs between two tables, as :func:`lsh_frame.link`."""
+    fields = given_columns(fields, on, "on", "link")
     check_one_to_one(one_to_one, "link", link=True)
     options = {**locals(), "estimate": False}
     _, scored, _ = _link_scored(left, right, fields, options, "link")
@@ -811,22 +884,43 @@ def _matched(part: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
 
 
 def _merged_part(
-    left_part: pd.DataFrame,
+    left_rows: pd.DataFrame,
     right_rows: pd.DataFrame,
-    local_left: npt.NDArray[np.int64],
-    has_right: npt.NDArray[np.bool_],
+    left_at: npt.NDArray[np.int64],
+    right_at: npt.NDArray[np.int64],
     scores: pd.DataFrame,
+    labels: pd.Index,
+    right_labels: pd.Index,
     suffixes: tuple[str, str],
-    right_dtypes: dict[Any, Any] | None,
+    indicator: Any,
+    dtypes: dict[Any, Any],
     info: dict[str, Any],
 ) -> pd.DataFrame:
-    right_pos = np.full(local_left.size, -1, dtype=np.int64)
-    right_pos[has_right] = np.arange(int(has_right.sum()))
-    result = _joined(left_part, right_rows, local_left, right_pos, scores, suffixes)
-    if right_dtypes:
-        result = result.astype(right_dtypes)
+    result = _joined(
+        left_rows,
+        right_rows,
+        left_at,
+        right_at,
+        scores,
+        labels,
+        right_labels,
+        suffixes,
+        indicator,
+    )
+    if dtypes:
+        result = result.astype(dtypes)
     result.attrs = {"lsh_frame": info}
     return result
+
+
+def _fetched_at(
+    positions: npt.NDArray[np.int64],
+) -> tuple[pd.DataFrame, npt.NDArray[np.int64]]:
+    """Return a request for the rows at ``positions`` (-1: none), where each lands."""
+    present = positions >= 0
+    at = np.full(positions.size, -1, dtype=np.int64)
+    at[present] = np.arange(int(present.sum()))
+    return pd.DataFrame({RIGHT_POSITION: positions[present]}), at
 
 
 def merge(
@@ -835,12 +929,15 @@ def merge(
     fields: Any = None,
     /,
     *,
+    on: Any = None,
     how: str = "inner",
     left_on: Any = None,
     right_on: Any = None,
     min_score: Any = "auto",
     one_to_one: Any = False,
     suffixes: tuple[str, str] = ("_x", "_y"),
+    indicator: bool | str = False,
+    validate: str | None = None,
     threshold: float | None = None,
     recall: float = 0.95,
     num_perm: int = 128,
@@ -854,24 +951,37 @@ def merge(
     """Join two tables on similarity, as :func:`lsh_frame.merge`.
 
     The matched pairs' positions and scores are laid out on the client (as
-    pandas does); the rows are joined per left partition.
+    pandas does); the rows are joined per partition of the table whose order
+    the rows follow (the left table's; the right table's with ``how="right"``,
+    and for the right rows without a match of ``how="outer"``), the other
+    table's rows fetched by a shuffle.
     """
     owner = "merge"
-    one_to_one_flag = check_merge_options(how, one_to_one, suffixes, owner)
-    if isinstance(left, dd.DataFrame) and isinstance(right, dd.DataFrame):
-        mapped, _ = _link_view(left, right, fields, left_on, right_on, owner)
-        specs, _ = _as_fields(mapped, owner)
-        left_names, right_names = _output_names(left._meta, right._meta, suffixes)
-        score_names = [f"{spec.label}_score" for spec in specs]
-        score_names += ["score", "match_probability"]
-        _check_output_names(left_names + right_names, score_names, owner)
+    for role, value in (("left", left), ("right", right)):
+        if not isinstance(value, dd.DataFrame):
+            table(value, role, owner)  # raises the type error
+    plan = check_merge(
+        left._meta,
+        right._meta,
+        fields,
+        on=on,
+        left_on=left_on,
+        right_on=right_on,
+        how=how,
+        one_to_one=one_to_one,
+        suffixes=suffixes,
+        indicator=indicator,
+        validate=validate,
+        owner=owner,
+    )
+    method = check_shuffle(shuffle_method, owner)
     options = {
         **locals(),
         "values": False,
         "estimate": False,
-        "one_to_one": one_to_one_flag,
+        "one_to_one": plan.one_to_one,
     }
-    tables, scored, attrs = _link_scored(left, right, fields, options, owner)
+    tables, scored, attrs = _link_scored(left, right, plan.fields, options, owner)
     scored = _persisted(scored)  # decided once, read twice below
     score_names = _score_columns(scored._meta)
     keep = ["left", "right", "match", *score_names]
@@ -886,8 +996,9 @@ def merge(
         left_table.index,
         right_table.index,
         how,
-        one_to_one_flag is True,
+        plan.one_to_one is True,
         owner,
+        validate=plan.validate,
     )
     info = {
         "pairs": total,
@@ -897,59 +1008,94 @@ def merge(
         "model": attrs.get("model"),
         "one_to_one": attrs.get("one_to_one"),
     }
-    where = left_table.partition_of(left_pos)
-    has_right = right_pos >= 0
-    # Only matched rows are asked for; unmatched left rows get missing values.
-    requests = [
-        pd.DataFrame({RIGHT_POSITION: right_pos[(where == part) & has_right]})
-        for part in range(left_table.npartitions)
-    ]
-    lengths = np.array([len(request) for request in requests], np.int64)
-    method = check_shuffle(shuffle_method, owner)
-    right_rows = fetch(
-        [delayed(request) for request in requests],
-        lengths,
-        RIGHT_POSITION,
-        right_table,
-        list(right._meta.columns),
-        method,
+    labels = labels_at(left_table.index, left_pos)
+    right_labels = labels_at(right_table.index, right_pos)
+    # As in pandas: missing values change a side's dtypes in every partition,
+    # not only in those that hold a row without that side.
+    left_names, right_names = _output_names(left._meta, right._meta, suffixes)
+    dtypes: dict[Any, Any] = {}
+    if (left_pos < 0).any():
+        dtypes.update(missing_dtypes(left._meta, left_names))
+    if (right_pos < 0).any():
+        dtypes.update(missing_dtypes(right._meta, right_names))
+    # Each output partition is the rows of one partition of the table whose
+    # order they follow ("home"); the other table's rows are fetched.
+    segments = (
+        [(False, np.arange(left_pos.size))]
+        if how == "right"
+        else [(True, np.flatnonzero(left_pos >= 0))]
+        + ([(False, np.flatnonzero(left_pos < 0))] if how == "outer" else [])
     )
-    right_dtypes = None
-    if (~has_right).any():
-        # As in pandas: missing right values change the right columns' dtypes
-        # in every partition, not only in those that hold an unmatched row.
-        # (Categoricals stay categorical with missing values; their categories
-        # may be unknown to Dask, so they are not cast.)
-        _, names = _output_names(left._meta, right._meta, suffixes)
-        missing = right._meta.reset_index(drop=True).reindex([0]).dtypes
-        right_dtypes = {
-            name: dtype
-            for name, dtype in zip(names, missing, strict=True)
-            if not isinstance(dtype, pd.CategoricalDtype)
-        }
+    pieces: list[tuple[bool, int, npt.NDArray[np.int64]]] = []
+    for home_is_left, rows in segments:
+        home = left_table if home_is_left else right_table
+        where = home.partition_of((left_pos if home_is_left else right_pos)[rows])
+        pieces += [
+            (home_is_left, number, rows[where == number])
+            for number in range(home.npartitions)
+        ]
+    requests: dict[bool, list[Any]] = {True: [], False: []}
+    landing = []
+    for home_is_left, _, rows in pieces:
+        other_pos = right_pos[rows] if home_is_left else left_pos[rows]
+        request, at = _fetched_at(other_pos)
+        requests[home_is_left].append(request)
+        landing.append(at)
+    fetched: dict[bool, list[Any]] = {}
+    for home_is_left, asked in requests.items():
+        source = right_table if home_is_left else left_table
+        lengths = np.array([len(request) for request in asked], np.int64)
+        if not asked:
+            continue
+        if lengths.sum() == 0:  # nothing to fetch (e.g. outer's right-only rows)
+            # A partition's own empty rows: Dask's meta may hold placeholder
+            # categories that would join the result's.
+            fetched[home_is_left] = [delayed(_empty)(source.parts[0])] * len(asked)
+            continue
+        fetched[home_is_left] = fetch(
+            [delayed(request) for request in asked],
+            lengths,
+            RIGHT_POSITION,
+            source,
+            list(source.meta.columns),
+            method,
+        )
+    taken = {True: 0, False: 0}
     parts = []
-    for number, part in enumerate(left_table.parts):
-        mine = where == number
+    for (home_is_left, number, rows), at in zip(pieces, landing, strict=True):
+        home = left_table if home_is_left else right_table
+        local = (left_pos if home_is_left else right_pos)[rows] - home.offsets[number]
+        other = fetched[home_is_left][taken[home_is_left]]
+        taken[home_is_left] += 1
+        sides = (
+            (home.parts[number], other, local, at)
+            if home_is_left
+            else (other, home.parts[number], at, local)
+        )
         parts.append(
             delayed(_merged_part)(
-                part,
-                right_rows[number],
-                left_pos[mine] - left_table.offsets[number],
-                has_right[mine],
-                scores[mine].reset_index(drop=True),
+                *sides,
+                scores.iloc[rows].reset_index(drop=True),
+                labels[rows],
+                right_labels[rows],
                 (suffixes[0], suffixes[1]),
-                right_dtypes,
+                plan.indicator,
+                dtypes,
                 info,
             )
         )
+    empty = np.empty(0, np.int64)
     meta = _merged_part(
-        left_table.meta,
+        left._meta,
         right._meta,
-        np.empty(0, np.int64),
-        np.empty(0, bool),
+        empty,
+        empty,
         scores.iloc[:0],
+        labels[:0],
+        right_labels[:0],
         (suffixes[0], suffixes[1]),
-        right_dtypes,
+        plan.indicator,
+        dtypes,
         info,
     )
     return dd.from_delayed(parts, meta=meta, verify_meta=False)

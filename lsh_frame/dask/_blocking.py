@@ -62,11 +62,11 @@ from lsh_frame.blocking import (
     field_columns,
     field_signatures,
     identifier_field,
-    label_hashes,
     label_rank,
     merge_counts,
     neighbours_report_row,
     report_row,
+    sample_hashes,
     sample_rows,
     sample_similarity,
 )
@@ -101,18 +101,33 @@ _ROW_SHIFT = _KID_SHIFT + _KID_BITS
 
 
 def _part_profile(
-    part: pd.DataFrame, columns: list[Any], seed: int, owner: str
-) -> tuple[pd.Index, list[Any], tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]]:
-    """Read a partition's labels, exact-key counts of columns, label-hash sample.
+    part: pd.DataFrame,
+    columns: list[Any],
+    sample_columns: list[Any],
+    seed: int,
+    owner: str,
+) -> tuple[pd.Index, list[Any], tuple[Any, ...]]:
+    """Read a partition's labels, exact-key counts of columns, its sample.
 
-    The sample's positions are local (the partition's offset is not known yet).
+    The sample is drawn as in pandas (:func:`~lsh_frame.blocking.sample_hashes`
+    of ``sample_columns``); its positions are local (the partition's offset is
+    not known yet).
     """
     counts = []
     for column in columns:
         keys, valid = _exact_keys(part, identifier_field(column), owner=owner)
         counts.append(exact_counts(keys, valid))
     positions = np.arange(len(part), dtype=np.int64)
-    return part.index, counts, sample_rows(label_hashes(part.index, seed), positions)
+    hashes, by_values = sample_hashes(part, sample_columns, seed)
+    return part.index, counts, (*sample_rows(hashes, positions), by_values)
+
+
+def _part_label_sample(
+    part: pd.DataFrame, seed: int
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64], bool]:
+    """Draw a partition's sample by its labels' text (see :func:`_part_profile`)."""
+    positions = np.arange(len(part), dtype=np.int64)
+    return (*sample_rows(sample_hashes(part, [], seed)[0], positions), False)
 
 
 def _part_sample_signatures(
@@ -135,6 +150,7 @@ class _DaskSource(KeySource):
         self,
         tables: list[Table],
         columns: list[Any],
+        sample_columns: list[Any],
         seed: int,
         owner: str,
     ) -> None:
@@ -142,6 +158,7 @@ class _DaskSource(KeySource):
         self.left = tables[0].meta
         self.right = tables[1].meta if len(tables) > 1 else None
         self.columns, self.seed = columns, seed
+        self.sample_columns = sample_columns
         self._profiles: dict[Any, ExactProfile] | None = None
         self._samples: list[npt.NDArray[np.int64]] = []
 
@@ -162,11 +179,27 @@ class _DaskSource(KeySource):
                 results = compute(
                     *[
                         delayed(_part_profile)(
-                            part, self.columns, self.seed, self.owner
+                            part,
+                            self.columns,
+                            self.sample_columns,
+                            self.seed,
+                            self.owner,
                         )
                         for part in table.parts
                     ]
                 )
+                samples = [result[2] for result in results]
+                if len({sample[2] for sample in samples}) > 1:
+                    # Values some partitions cannot hash: pandas, seeing the
+                    # whole table, samples every record by its label then.
+                    samples = list(
+                        compute(
+                            *[
+                                delayed(_part_label_sample)(part, self.seed)
+                                for part in table.parts
+                            ]
+                        )
+                    )
                 if not table.loaded:
                     table.receive([result[0] for result in results])
                 sides.append(
@@ -175,11 +208,11 @@ class _DaskSource(KeySource):
                         for i in range(len(self.columns))
                     ]
                 )
-                hashes = np.concatenate([result[2][0] for result in results])
+                hashes = np.concatenate([sample[0] for sample in samples])
                 positions = np.concatenate(
                     [
-                        result[2][1] + table.offsets[number]
-                        for number, result in enumerate(results)
+                        sample[1] + table.offsets[number]
+                        for number, sample in enumerate(samples)
                     ]
                 )
                 self._samples.append(sample_rows(hashes, positions)[1])
@@ -244,7 +277,7 @@ def resolve(
     specs, plain = _as_fields(fields, owner)
     columns = [column for spec in specs for column in spec.columns] if plain else []
     seed = check_int(seed, "seed", owner, minimum=0)
-    source = _DaskSource(tables, columns, seed, owner)
+    source = _DaskSource(tables, columns, field_columns(fields, owner), seed, owner)
     keys, decisions = decide_keys(
         source,
         fields,
