@@ -44,7 +44,13 @@ from lsh_frame.errors import (
     LshFrameError,
 )
 from lsh_frame.evaluate import evaluate
-from lsh_frame.jobs import RIGHT_LABEL, drop_duplicates, link, merge
+from lsh_frame.jobs import (
+    RIGHT_LABEL,
+    drop_duplicates,
+    keeping_scored_pairs,
+    link,
+    merge,
+)
 from lsh_frame.jobs import dedupe as dedupe_frame
 from lsh_frame.lsh import plan as lsh_plan
 
@@ -435,6 +441,10 @@ def _simhash_dedupe(
 def run_dedupe(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
     """``lsh-frame dedupe``: entity per row, or one row per entity."""
     check_outputs(arguments.output, arguments.save_model)
+    if arguments.pairs_output is not None:
+        if arguments.method == "simhash":
+            raise InputError("--pairs-output needs --method minhash (scored pairs)")
+        check_outputs(arguments.pairs_output)
     frame = _indexed(
         read_table(arguments.input, **_csv_options(arguments)),
         arguments.index_col,
@@ -442,6 +452,56 @@ def run_dedupe(arguments: argparse.Namespace, say: Callable[[str], None]) -> int
     )
     on = _columns(arguments.on)
     started = time.perf_counter()
+    with keeping_scored_pairs() as scored:
+        result = _dedupe_result(frame, on, arguments)
+    elapsed = time.perf_counter() - started
+    info = result.attrs["lsh_frame"]
+    write_table(
+        result, arguments.output, index=arguments.index or bool(arguments.index_col)
+    )
+    saved = _save_model(result, arguments.save_model)
+    say(
+        f"lsh-frame dedupe: {len(frame):,} records → {info['entities']:,} entities "
+        f"({info['pairs']:,} candidate pairs, {info['matches']:,} matches) in "
+        f"{elapsed:.1f} s"
+    )
+    _say_written(say, len(result), arguments.output, saved)
+    if arguments.pairs_output is not None:
+        pairs = _pairs_for_review(frame, on, scored[0], arguments.digits)
+        write_table(pairs, arguments.pairs_output, index=False)
+        say(f"  wrote {len(pairs):,} scored pairs to {arguments.pairs_output}")
+    return OK
+
+
+def _pairs_for_review(
+    frame: pd.DataFrame, on: list[str], scored: pd.DataFrame, digits: int | None
+) -> pd.DataFrame:
+    """Scored pairs with both records' values, each field's side by side.
+
+    Columns: ``left``, ``right`` (record ids), then per compared column its
+    left value, right value and score, then ``score``, ``match_probability``
+    and ``match``; pairs by their left record's entity.
+    """
+    columns: dict[str, Any] = {"left": scored["left"], "right": scored["right"]}
+    left = frame.index.get_indexer(pd.Index(scored["left"]))
+    right = frame.index.get_indexer(pd.Index(scored["right"]))
+    for column in on:
+        values = frame[column].to_numpy()
+        columns[f"{column}_left"] = values[left]
+        columns[f"{column}_right"] = values[right]
+        if f"{column}_score" in scored:
+            columns[f"{column}_score"] = scored[f"{column}_score"].to_numpy()
+    for column in ("found_by", "score", "match_probability", "match"):
+        if column in scored:
+            columns[column] = scored[column].to_numpy()
+    review = pd.DataFrame(columns, index=scored.index)
+    return _rounded(review, digits)
+
+
+def _dedupe_result(
+    frame: pd.DataFrame, on: list[str], arguments: argparse.Namespace
+) -> pd.DataFrame:
+    """Return the table ``lsh-frame dedupe`` writes."""
     if arguments.method == "simhash":
         result = _simhash_dedupe(frame, on, arguments)
     elif arguments.drop:
@@ -466,19 +526,7 @@ def run_dedupe(arguments: argparse.Namespace, say: Callable[[str], None]) -> int
             info = result.attrs
             result = result.sort_values(arguments.id_column, kind="stable")
             result.attrs = info
-    elapsed = time.perf_counter() - started
-    info = result.attrs["lsh_frame"]
-    write_table(
-        result, arguments.output, index=arguments.index or bool(arguments.index_col)
-    )
-    saved = _save_model(result, arguments.save_model)
-    say(
-        f"lsh-frame dedupe: {len(frame):,} records → {info['entities']:,} entities "
-        f"({info['pairs']:,} candidate pairs, {info['matches']:,} matches) in "
-        f"{elapsed:.1f} s"
-    )
-    _say_written(say, len(result), arguments.output, saved)
-    return OK
+    return result
 
 
 #: The values of --one-to-one, as the ``one_to_one`` of link and merge.
@@ -791,6 +839,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--size-column",
         default="cluster_size",
         help="entity size column added (cluster_size)",
+    )
+    dedupe.add_argument(
+        "--pairs-output",
+        help="also write the scored candidate pairs here (.csv or .parquet), with "
+        "both records' values side by side, to review the decisions",
+    )
+    dedupe.add_argument(
+        "--digits",
+        type=_digits,
+        default=4,
+        help="round the scores of --pairs-output to this many decimals (4); 'all'",
     )
     dedupe.add_argument(
         "--input-order",

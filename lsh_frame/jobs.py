@@ -22,7 +22,9 @@ right table that receive missing values for unmatched left rows).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -140,6 +142,24 @@ def given_columns(
 # Dedupe
 
 
+#: Where :func:`_entities` also leaves the scored pairs, when someone asks
+#: (:func:`keeping_scored_pairs`; the command line writes them for review).
+_SCORED_SINK: ContextVar[list[pd.DataFrame] | None] = ContextVar(
+    "lsh_frame_scored_pairs", default=None
+)
+
+
+@contextmanager
+def keeping_scored_pairs() -> Iterator[list[pd.DataFrame]]:
+    """Collect the scored pairs of the dedupe jobs run inside the block."""
+    kept: list[pd.DataFrame] = []
+    token = _SCORED_SINK.set(kept)
+    try:
+        yield kept
+    finally:
+        _SCORED_SINK.reset(token)
+
+
 def _entities(
     frame: pd.DataFrame,
     fields: Any,
@@ -156,6 +176,9 @@ def _entities(
     with _progress.reporting(progress, owner):
         scored = _scored(frame, fields, None, options)
         ids = cluster(frame, scored).to_numpy()
+    sink = _SCORED_SINK.get()
+    if sink is not None:
+        sink.append(scored)
     decision = scored.attrs.get("lsh_frame", {})
     info = {
         "pairs": len(scored),

@@ -719,3 +719,39 @@ def test_dedupe_with_integer_ids_finds_what_python_finds(tmp_path, capsys):
     pd.testing.assert_series_equal(
         groups(written["cluster_id"]), groups(expected["cluster_id"])
     )
+
+
+def test_dedupe_writes_the_scored_pairs_for_review(customers_csv, tmp_path, capsys):
+    output, pairs_path = tmp_path / "out.csv", tmp_path / "pairs.parquet"
+    code = cli.main(
+        ["dedupe", str(customers_csv), "--on", "given_name,surname,email",
+         "-o", str(output), "--pairs-output", str(pairs_path), "--digits", "3",
+         "--input-order"]
+    )  # fmt: skip
+    assert code == 0
+    assert f"scored pairs to {pairs_path}" in capsys.readouterr().err
+    pairs = pd.read_parquet(pairs_path)
+    records = cli.read_table(str(customers_csv))
+    expected = lf.pairs(records, ["given_name", "surname", "email"])
+    assert len(pairs) == len(expected)
+    assert pairs.columns[:5].tolist() == [
+        "left", "right", "given_name_left", "given_name_right", "given_name_score"
+    ]  # fmt: skip
+    assert (pairs["match"].to_numpy() == expected["match"].to_numpy()).all()
+    np.testing.assert_allclose(pairs["score"], expected["score"].round(3), atol=1e-12)
+    # Each value is its record's.
+    first = pairs.iloc[0]
+    assert first["surname_left"] == records.loc[first["left"], "surname"]
+    assert first["surname_right"] == records.loc[first["right"], "surname"]
+    written = _read_back(output)
+    matched = pairs[pairs["match"]]
+    ids = written["cluster_id"]
+    assert (
+        ids.loc[matched["left"]].to_numpy() == ids.loc[matched["right"]].to_numpy()
+    ).all()
+    # Pairs need the MinHash method, and a file the writer knows.
+    assert cli.main(
+        ["dedupe", str(customers_csv), "--on", "surname", "--method", "simhash",
+         "--pairs-output", str(pairs_path)]
+    ) == 2  # fmt: skip
+    assert "--pairs-output needs --method minhash" in capsys.readouterr().err
