@@ -24,7 +24,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -473,6 +473,39 @@ def run_dedupe(arguments: argparse.Namespace, say: Callable[[str], None]) -> int
     return OK
 
 
+def _side_by_side(
+    joined: pd.DataFrame,
+    left: pd.DataFrame,
+    right: pd.DataFrame,
+    on: list[str],
+    right_on: list[str],
+) -> pd.DataFrame:
+    """Put each matched field's two values and its score together in a merge.
+
+    First, per ``--on`` column: its left value, its right value and its score;
+    then ``score`` and ``match_probability``; then the other columns of the
+    left table and of the right one, in their order. A name both tables have
+    carries the merge's suffixes (``_x``, ``_y``).
+    """
+    first: list[Hashable] = []
+    for left_name, right_name in zip(on, right_on, strict=True):
+        shared = left_name in right.columns or right_name in left.columns
+        pair = (
+            [f"{left_name}_x", f"{right_name}_y"]
+            if shared and left_name == right_name
+            else [
+                f"{left_name}_x" if left_name in right.columns else left_name,
+                f"{right_name}_y" if right_name in left.columns else right_name,
+            ]
+        )
+        first += [name for name in pair if name in joined.columns]
+        if f"{left_name}_score" in joined.columns:
+            first.append(f"{left_name}_score")
+    first += [name for name in ("score", "match_probability") if name in joined]
+    rest = [name for name in joined.columns if name not in set(first)]
+    return joined[first + rest]
+
+
 def _pairs_for_review(
     frame: pd.DataFrame, on: list[str], scored: pd.DataFrame, digits: int | None
 ) -> pd.DataFrame:
@@ -584,7 +617,9 @@ def run_link(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
             **options,
         )
         # The files' ids travel as columns (above), not as pandas labels.
-        result = result.drop(columns=RIGHT_LABEL)
+        result = _side_by_side(
+            result.drop(columns=RIGHT_LABEL), left, right, on, right_on or on
+        )
         matches = int(result["score"].notna().sum())
     elapsed = time.perf_counter() - started
     # Pairs carry the record labels in left/right; a merge keeps the left

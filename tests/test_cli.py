@@ -355,7 +355,9 @@ def test_link_keeps_both_tables_ids(tmp_path, capsys):
     # --how outer: every record of both files, ids in their columns only.
     assert cli.main([*argv, "--how", "outer"]) == 0
     merged = pd.read_csv(io.StringIO(capsys.readouterr().out), dtype=str)
-    assert merged.columns[:3].tolist() == ["id_x", "name_x", "id_y"]
+    # The left ids, then each matched field's two values and score side by side.
+    assert merged.columns[:4].tolist() == ["id_x", "name_x", "name_y", "name_score"]
+    assert "id_y" in merged.columns
     assert merged[["id_x", "id_y"]].fillna("").values.tolist() == [
         ["L1", "R7"],
         ["L2", ""],
@@ -755,3 +757,21 @@ def test_dedupe_writes_the_scored_pairs_for_review(customers_csv, tmp_path, caps
          "--pairs-output", str(pairs_path)]
     ) == 2  # fmt: skip
     assert "--pairs-output needs --method minhash" in capsys.readouterr().err
+
+
+def test_link_writes_each_fields_values_side_by_side(tmp_path, capsys):
+    left, right = tmp_path / "l.csv", tmp_path / "r.csv"
+    left.write_text("name,city,age\njohn smith,leeds,40\nmary jones,york,31\n")
+    right.write_text("full_name,town,age\njon smith,leeds,41\npeter pan,york,12\n")
+    argv = ["link", str(left), str(right), "--on", "name,city", "--right-on",
+            "full_name,town", "--threshold", "0.3", "--min-score", "0.75",
+            "-q"]  # fmt: skip
+    assert cli.main(argv) == 0
+    merged = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert merged.columns.tolist() == [
+        "name", "full_name", "name_score", "city", "town", "city_score",
+        "score", "age_x", "age_y",
+    ]  # fmt: skip (a number decides: no match_probability)
+    assert merged[["name", "full_name"]].values.tolist() == [
+        ["john smith", "jon smith"]
+    ]
