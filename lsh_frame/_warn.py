@@ -6,7 +6,7 @@ import os
 import sys
 import warnings
 
-_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 def warn(message: str, category: type[Warning] = UserWarning) -> None:

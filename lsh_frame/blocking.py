@@ -357,7 +357,11 @@ def field_signatures(
     """
     if _stored_config(frame, spec) is not None:
         return signature_matrix(frame[spec.columns[0]])
+    # Classic MinHash (the default scheme): the element-wise minimum of the
+    # columns' signatures is the signature of their pooled tokens. It is not
+    # for the "fss32" sketch, whose slots a fallback value can fill.
     config = MinHashConfig(num_perm=num_perm, seed=seed, shingle=spec.shingle_config)
+    assert config.scheme != "fss32"
     combined: npt.NDArray | None = None
     any_valid = np.zeros(len(frame), dtype=bool)
     for column in spec.columns:

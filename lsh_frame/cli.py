@@ -283,6 +283,16 @@ def _fraction(text: str) -> float:
     return value
 
 
+def _separator(text: str) -> str:
+    """Return the one-character separator (a backslash-t or "tab" is a tab)."""
+    separator = "\t" if text in ("\\t", "tab") else text
+    if len(separator) != 1:
+        raise argparse.ArgumentTypeError(
+            f"must be one character (\\t or tab for a tab); got {text!r}"
+        )
+    return separator
+
+
 def _digits(text: str) -> int | None:
     if text == "all":
         return None
@@ -512,8 +522,8 @@ def _pairs_for_review(
     """Scored pairs with both records' values, each field's side by side.
 
     Columns: ``left``, ``right`` (record ids), then per compared column its
-    left value, right value and score, then ``score``, ``match_probability``
-    and ``match``; pairs by their left record's entity.
+    left value, right value and score, then ``found_by``, ``score``,
+    ``match_probability`` and ``match``; the pairs in the order scoring gave.
     """
     columns: dict[str, Any] = {"left": scored["left"], "right": scored["right"]}
     left = frame.index.get_indexer(pd.Index(scored["left"]))
@@ -555,10 +565,10 @@ def _dedupe_result(
             **_job_options(arguments),
         )
         if not arguments.input_order:
-            # The records of an entity together, entities by first record.
-            info = result.attrs
-            result = result.sort_values(arguments.id_column, kind="stable")
-            result.attrs = info
+            # The records of an entity together, entities in the order of their
+            # first row in the input (ids follow the labels' order instead).
+            first = pd.factorize(result[arguments.id_column])[0]
+            result = result.iloc[np.argsort(first, kind="stable")]
     return result
 
 
@@ -814,8 +824,10 @@ def _add_job_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--sep",
+        type=_separator,
         default=None,
-        help="CSV field separator (default: a tab for .tsv files, else a comma)",
+        help="CSV field separator, one character; \\t for a tab (default: a tab "
+        "for .tsv files, else a comma)",
     )
     parser.add_argument(
         "--encoding",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -216,35 +215,73 @@ def entity_ids(
     right_index: pd.Index | None,
     links: Links,
     split: bool,
-    components_of: Any = None,
+    base: npt.NDArray[np.int64] | None = None,
 ) -> tuple[npt.NDArray[np.int64], dict[str, Any]]:
     """Entity ids (left records, then right), splitting sparse entities.
 
-    ``components_of(keep)`` numbers the components of the kept links (a mask
-    of ``links``); by default :func:`component_ids` on the client. Returns the
-    ids and the review: ``links_cut`` and the ids of entities still sparse.
+    ``links`` are every link; or, with ``base`` (the ids of the components of
+    every link, found elsewhere: Dask's large-star), only the links of the
+    entities of ``base`` that are sparse, which are all that splitting reads.
+    Returns the ids and the review: ``links_cut`` and the ids of the entities
+    still sparse.
     """
-    if components_of is None:
-
-        def components_of(keep: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
-            return component_ids(
-                left_index, right_index, links.first[keep], links.second[keep]
-            )
-
     keep = np.ones(links.first.size, dtype=bool)
-    ids = components_of(keep)
     left_rows = len(left_index)
+    if base is None:
+        ids = component_ids(left_index, right_index, links.first, links.second)
+        inside = None  # every record's entity may be split
+        outside = ids  # unused
+    else:
+        ids = base
+        inside = np.zeros(ids.size, dtype=bool)
+        for ends in links.nodes():
+            inside[ends] = True
+        outside = base + ids.size  # apart from any id of a component below
+
+    def components_of(kept: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
+        found = component_ids(
+            left_index, right_index, links.first[kept], links.second[kept]
+        )
+        if inside is None:
+            return found
+        # The entities without a link here keep their base components.
+        return _renumbered(left_index, right_index, np.where(inside, found, outside))
+
+    def sparse_now() -> npt.NDArray[np.bool_]:
+        sparse = sparse_entities(ids, links, keep, left_rows)
+        if inside is not None:  # only the entities whose links are here
+            sparse &= np.bincount(ids[inside], minlength=sparse.size) > 0
+        return sparse
+
     if split and links.strength is not None:
         for bar in SPLIT_PROBABILITIES:
-            sparse = sparse_entities(ids, links, keep, left_rows)
+            sparse = sparse_now()
             if not sparse.any():
                 break
-            weak = keep & sparse[ids[links.first]] & ~(links.strength >= bar)
+            # A link without a probability (NaN) is not known to be weak: kept.
+            weak = keep & sparse[ids[links.first]] & (links.strength < bar)
             if weak.any():
                 keep &= ~weak
                 ids = components_of(keep)
-    review = np.flatnonzero(sparse_entities(ids, links, keep, left_rows))
+    review = np.flatnonzero(sparse_now())
     return ids, {"links_cut": int((~keep).sum()), "review": review.tolist()}
+
+
+def _renumbered(
+    left_index: pd.Index, right_index: pd.Index | None, labels: npt.NDArray[np.int64]
+) -> npt.NDArray[np.int64]:
+    """Ids 0, 1, 2 ... for groups of records, as :func:`component_ids` numbers them.
+
+    ``labels`` names each record's group (left records, then right); ids
+    follow the first record of each group in the order of the index labels.
+    """
+    rank = _label_rank(left_index)
+    if right_index is not None:
+        rank = np.concatenate([rank, _label_rank(right_index) + len(left_index)])
+    in_rank_order = np.empty_like(labels)
+    in_rank_order[rank] = labels
+    codes = pd.factorize(in_rank_order)[0]  # by first appearance
+    return codes.astype(np.int64)[rank]
 
 
 def sparse_entities(
@@ -377,10 +414,9 @@ def _warn_large(
     largest = int(sizes.argmax())
     if sizes[largest] > warn_size:
         over = int((sizes > warn_size).sum())
-        warnings.warn(
+        warn(
             f"{over:,} entit{'y has' if over == 1 else 'ies have'} more than "
             f"{warn_size:,} rows (the largest, entity {largest}, has "
             f"{int(sizes[largest]):,}). Weak links may be chaining different records "
-            "together: raise min_score, or block on more specific fields.",
-            stacklevel=3,
+            "together: raise min_score, or block on more specific fields."
         )

@@ -128,20 +128,23 @@ class ScoreSpread:
 
     @property
     def clear(self) -> bool:
-        """Whether the cut is at a clear valley, so the split it makes can be trusted.
+        """Whether the split the cut makes can be trusted to hold most matches.
 
-        Clear: the valley's density is at most ``_CLEAR_VALLEY`` of the peak above
-        it. Where the scores form one group, or the only valley is a shallow dip
-        below a spike of near-copies (citations: the copies of a paper spread
-        over the whole upper half of the scale), the cut keeps only the surest
-        matches and the model must find the rest (see :meth:`MatchModel.refine`).
+        Not clear: the cut is at a shallow dip, whose density is more than
+        ``_CLEAR_VALLEY`` of the peak above it — below a spike of near-copies
+        (citations: the copies of a paper spread over the whole upper half of
+        the scale), so the cut keeps only the surest matches and the model
+        must find the rest (see :meth:`MatchModel.refine`). A deep valley is
+        clear, and so is no valley at all (the scores form one group: the
+        default cut, and the model's usual guards, as without this test).
         """
-        return self.valley()[1] <= _CLEAR_VALLEY
+        depth = self.valley()[1]
+        return depth is None or depth <= _CLEAR_VALLEY
 
-    def valley(self) -> tuple[float, float]:
-        """Return the cut and its valley's depth: density over the peak's (1: none)."""
+    def valley(self) -> tuple[float, float | None]:
+        """Return the cut and its valley's density over the peak's (None: no valley)."""
         if self.size < _AUTO_MIN_PAIRS or self.low == self.high:
-            return DEFAULT_MIN_SCORE, 1.0
+            return DEFAULT_MIN_SCORE, None
         edges = np.linspace(0.0, 1.0, _AUTO_BINS + 1)
         padded = np.pad(
             self.counts.astype(np.float64), _AUTO_SMOOTHING // 2, mode="edge"
@@ -171,9 +174,9 @@ class ScoreSpread:
             elif value == valley:
                 valley_bottom = position  # a flat bottom: its middle is the cut
         if peak == 0:
-            return low, 1.0  # no score in the range: every pair is below it
+            return low, None  # no score in the range: every pair is below it
         if valley > _AUTO_VALLEY * peak:
-            return DEFAULT_MIN_SCORE, 1.0  # no valley: the scores form one group
+            return DEFAULT_MIN_SCORE, None  # no valley: the scores form one group
         cut = float(edges[(valley_top + valley_bottom + 1) // 2])
         return round(min(max(cut, low), high), 4), float(valley / peak)
 

@@ -341,7 +341,6 @@ def neighbour_pairs(
         work_done += int(work.sum())
         kept_queries = []
         for first, stop in _chunks(work, n_index):
-            _progress.advance(int(work[first:stop].sum()))
             query, neighbour, cosine = kernel.neighbour_lists(
                 query_records,
                 query_tokens,
@@ -372,6 +371,7 @@ def neighbour_pairs(
                 most=budget.most,
             )
             query, neighbour, cosine = query[kept], neighbour[kept], cosine[kept]
+            _progress.advance(int(work[first:stop].sum()))
             kept_queries.append(query)
             if query_side == 0:
                 left, right = query, neighbour

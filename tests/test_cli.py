@@ -769,9 +769,38 @@ def test_link_writes_each_fields_values_side_by_side(tmp_path, capsys):
     assert cli.main(argv) == 0
     merged = pd.read_csv(io.StringIO(capsys.readouterr().out))
     assert merged.columns.tolist() == [
-        "name", "full_name", "name_score", "city", "town", "city_score",
-        "score", "age_x", "age_y",
+        "name",
+        "full_name",
+        "name_score",
+        "city",
+        "town",
+        "city_score",
+        "score",
+        "age_x",
+        "age_y",
     ]  # fmt: skip (a number decides: no match_probability)
     assert merged[["name", "full_name"]].values.tolist() == [
         ["john smith", "jon smith"]
     ]
+
+
+def test_dedupe_groups_entities_in_the_order_of_their_first_row(tmp_path, capsys):
+    # Ids follow the labels' order (a1 < b2 < m5 < z9); the rows follow the file.
+    path = tmp_path / "people.csv"
+    path.write_text(
+        "id,name\nz9,carol white\nb2,ann smith\nm5,carol white\na1,ann smith\n"
+    )
+    argv = ["dedupe", str(path), "--on", "name", "--index-col", "id",
+            "--min-score", "0.9", "--threshold", "0.5", "-q"]  # fmt: skip
+    assert cli.main(argv) == 0
+    written = pd.read_csv(io.StringIO(capsys.readouterr().out), index_col="id")
+    assert written.index.tolist() == ["z9", "m5", "b2", "a1"]
+    assert written["cluster_size"].tolist() == [2, 2, 2, 2]
+
+
+@pytest.mark.parametrize("separator", [";;", ""])
+def test_a_separator_is_one_character(separator, customers_csv, capsys):
+    with pytest.raises(SystemExit) as refused:
+        cli.main(["dedupe", str(customers_csv), "--on", "surname", "--sep", separator])
+    assert refused.value.code == 2
+    assert "must be one character" in capsys.readouterr().err

@@ -240,3 +240,22 @@ def test_unknown_labels_are_named():
     frame = pd.DataFrame({"x": ["a", "b"]})
     with pytest.raises(lf.ColumnError, match="not in the left frame"):
         lf.cluster(frame, pd.DataFrame({"left": [5], "right": [1]}))
+
+
+def test_links_without_a_probability_are_never_cut():
+    # Scored batches put together: where one fell back to a cut on the score,
+    # its pairs have no probability (NaN). Nothing says they are weak.
+    frame = pd.DataFrame({"x": ["a"] * 6})
+    pairs = pd.DataFrame(
+        {
+            "left": [0, 1, 2, 3, 4],
+            "right": [1, 2, 3, 4, 5],
+            "match": True,
+            "match_probability": [0.95, np.nan, 0.97, np.nan, 0.96],
+        }
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ids = lf.cluster(frame, pairs)
+    assert ids.iloc[1] == ids.iloc[2] and ids.iloc[3] == ids.iloc[4]
+    assert ids.attrs["lsh_frame"]["links_cut"] == 3  # 0.95, 0.97, 0.96 < 0.99

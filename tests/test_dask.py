@@ -340,6 +340,46 @@ def test_sparse_entities_are_split_and_reviewed_as_in_pandas(
 
 
 @pytest.mark.usefixtures("sync")
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_splitting_on_the_cluster_gives_the_pandas_ids(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Random groups (cliques of strong links, chains of weak and strong ones,
+    # identical copies) over shuffled labels: large-star, then only the sparse
+    # entities' links gathered and split, equals pandas splitting every link.
+    rng = np.random.default_rng(seed)
+    n = 400
+    labels = rng.permutation(n) * 7
+    rows = []
+    for start in range(0, n - 12, 12):
+        kind = rng.integers(3)
+        members = np.arange(start, start + 12)
+        if kind == 0:  # a clique
+            rows += [(a, b, 0.999) for a in members for b in members if a < b]
+        elif kind == 1:  # a chain, links of any strength
+            rows += [(a, a + 1, rng.choice([0.6, 0.95, 0.995, 0.9999, np.nan]))
+                     for a in members[:-1]]  # fmt: skip
+        else:  # two cliques joined by one weak link
+            rows += [(a, b, 0.99) for a in members[:6] for b in members[:6] if a < b]
+            rows += [(a, b, 0.99) for a in members[6:] for b in members[6:] if a < b]
+            rows.append((members[5], members[6], 0.7))
+    pairs = pd.DataFrame(rows, columns=["left", "right", "match_probability"])
+    pairs["left"], pairs["right"] = labels[pairs["left"]], labels[pairs["right"]]
+    pairs["match"] = True
+    pairs["found_by"] = np.where(rng.random(len(pairs)) < 0.05, "identical", "record")
+    frame = pd.DataFrame({"x": ["a"] * n}, index=labels)
+    want, want_warnings = quietly(lf.cluster, frame, pairs)
+    assert want.attrs["lsh_frame"]["links_cut"] > 0
+    monkeypatch.setattr(_components, "COLLECT_EDGES", 0)
+    ddf = dd.from_pandas(frame, npartitions=4, sort=False)
+    got, got_warnings = quietly(
+        ddf.lsh.cluster, dd.from_pandas(pairs, npartitions=3, sort=False)
+    )
+    pd.testing.assert_series_equal(got, want, check_index_type=False)
+    assert got.attrs == want.attrs and got_warnings == want_warnings
+
+
+@pytest.mark.usefixtures("sync")
 @pytest.mark.parametrize(("left_parts", "right_parts"), [(1, 1), (3, 2)])
 def test_link_and_merge_equal_pandas(
     people: pd.DataFrame, left_parts: int, right_parts: int

@@ -416,10 +416,11 @@ def _entity_ids(
 ) -> tuple[npt.NDArray[np.int64], dict[str, Any]]:
     """Entity id of every row (left table, then right), on the client; the review.
 
-    Up to ``_components.COLLECT_EDGES`` matched pairs, or when sparse entities
-    are split (see :func:`lsh_frame.cluster`), their positions are gathered and
-    the pandas path runs on the client; above it, large-star/small-star finds
-    the components on the cluster. Either way the ids equal the pandas path's.
+    Up to ``_components.COLLECT_EDGES`` matched pairs, their positions are
+    gathered and the pandas path runs on the client; above it, large-star /
+    small-star finds the components on the cluster, and only the links of the
+    sparse entities are gathered to split them (see :func:`lsh_frame.cluster`).
+    Either way the ids and the review equal the pandas path's.
     """
     min_score, warn_size = check_options(min_score, warn_size, owner)
     if isinstance(scored, pd.DataFrame):
@@ -437,28 +438,23 @@ def _entity_ids(
     total = int(sum(count for count, _ in counts))
     right = tables[1].index if len(tables) > 1 else None
     splits = split and min_score is None and all(known for _, known in counts)
-    if splits or total <= _components.COLLECT_EDGES:
-        # Splitting sparse entities reads every link's probability: the links
-        # are gathered (25 bytes each), as the pandas path holds them.
+    if total <= _components.COLLECT_EDGES:
         links = Links.join(list(compute(*edges)), left_rows)
         ids, review = entity_ids(tables[0].index, right, links, splits)
         _warn_large(ids, warn_size, links.copies)
         warn_review(review)
         return ids, review
-    else:
-        left_rank = _label_rank(tables[0].index)
-        right_rank = left_rank if right is None else _label_rank(right) + len(left_rank)
-        ranks = shared((left_rank, right_rank))
-        ranked = [delayed(_ranked_edges)(edge, ranks) for edge in edges]
-        star_links = _components.stars(ranked, method)
-        nodes = tables[0].rows + (tables[1].rows if len(tables) > 1 else 0)
-        in_rank_order = _components.head_ids(nodes, None, None, star_links)
-        rank = left_rank if right is None else np.concatenate([left_rank, right_rank])
-        ids = in_rank_order[rank]
-    members = np.concatenate(
-        [np.empty(0, np.int64), *compute(*[delayed(_members)(e) for e in edges])]
-    )
-    _warn_large(ids, warn_size, members if len(tables) == 1 else None)
+    left_rank = _label_rank(tables[0].index)
+    right_rank = left_rank if right is None else _label_rank(right) + len(left_rank)
+    ranks = shared((left_rank, right_rank))
+    ranked = [delayed(_ranked_edges)(edge, ranks) for edge in edges]
+    star_links = _components.stars(ranked, method)
+    nodes = tables[0].rows + (tables[1].rows if len(tables) > 1 else 0)
+    in_rank_order = _components.head_ids(nodes, None, None, star_links)
+    rank = left_rank if right is None else np.concatenate([left_rank, right_rank])
+    ids = in_rank_order[rank]
+    # Which entities are sparse, from counts that add up over partitions; only
+    # their links (few) come to the client to be split as pandas splits them.
     shared_ids = shared(ids)
     counted = compute(*[delayed(link_counts)(shared_ids, edge) for edge in edges])
     sparse = sparse_of(
@@ -468,8 +464,40 @@ def _entity_ids(
         left_rows,
     )
     review = {"links_cut": 0, "review": np.flatnonzero(sparse).tolist()}
+    if splits and sparse.any():
+        shared_sparse = shared(sparse)
+        inside = Links.join(
+            list(
+                compute(
+                    *[
+                        delayed(_links_in)(edge, shared_ids, shared_sparse)
+                        for edge in edges
+                    ]
+                )
+            ),
+            left_rows,
+        )
+        ids, review = entity_ids(tables[0].index, right, inside, True, base=ids)
+    members = np.concatenate(
+        [np.empty(0, np.int64), *compute(*[delayed(_members)(e) for e in edges])]
+    )
+    _warn_large(ids, warn_size, members if len(tables) == 1 else None)
     warn_review(review)
     return ids, review
+
+
+def _links_in(
+    edges: Links, ids: npt.NDArray[np.int64], sparse: npt.NDArray[np.bool_]
+) -> Links:
+    """Keep the links of some partition that lie in the sparse entities."""
+    within = sparse[ids[edges.first]]
+    return Links(
+        edges.first[within],
+        edges.second[within],
+        None if edges.strength is None else edges.strength[within],
+        edges.identical[within],
+        edges.left_rows,
+    )
 
 
 def _id_series(
