@@ -804,3 +804,27 @@ def test_a_separator_is_one_character(separator, customers_csv, capsys):
         cli.main(["dedupe", str(customers_csv), "--on", "surname", "--sep", separator])
     assert refused.value.code == 2
     assert "must be one character" in capsys.readouterr().err
+
+
+def test_numbers_read_from_csv_are_compared_as_numbers(tmp_path):
+    # CSV cells are read as text (0800 keeps its zero); a column of numbers is
+    # still compared as numbers, as it would be typed.
+    path = tmp_path / "products.csv"
+    rows = ["name,price"] + [
+        f"{name},{price}"
+        for name, price in [("sony tv", "399.00"), ("sony tv 40", "$399.99"),
+                            ("canon camera", "549"), ("canon cam", "549.00"),
+                            ("apple ipod", "149")] * 30
+    ]  # fmt: skip
+    path.write_text("\n".join(rows) + "\n")
+    records = cli.read_table(str(path))
+    assert records["price"].map(type).eq(str).all()
+    typed = records.assign(price=records["price"].str.lstrip("$").astype(float))
+    candidates = lf.candidates(records, ["name"])
+    read, given = (
+        lf.score(frame, candidates, ["name", "price"], min_score=0.5)
+        for frame in (records, typed)
+    )
+    assert read.attrs["lsh_frame"]["compare"]["price"] == "number"
+    assert given.attrs["lsh_frame"]["compare"]["price"] == "number"
+    pd.testing.assert_series_equal(read["price_score"], given["price_score"])
