@@ -136,7 +136,7 @@ def test_large_component_warns_with_its_size():
     # is still named as a sparse entity, and only that.
     with pytest.warns(UserWarning, match="sparsely linked") as caught:
         ids = lf.cluster(frame, chain)
-    assert len(caught) == 1 and "entity ids 0)" in str(caught[0].message)
+    assert len(caught) == 1 and "entity ids 0." in str(caught[0].message)
     assert ids.attrs["lsh_frame"] == {"links_cut": 0, "review": [0]}
 
 
@@ -166,7 +166,7 @@ def test_sparse_entities_are_split_by_their_strong_links():
     assert ids.iloc[:12].nunique() == 3  # the weak links were cut
     chain = int(ids.iloc[12])
     assert ids.attrs["lsh_frame"] == {"links_cut": 2, "review": [chain]}
-    assert f"entity ids {chain})" in str(caught[0].message)
+    assert f"entity ids {chain}." in str(caught[0].message)
     # The pair order does not matter, and split=False keeps the components.
     shuffled = pairs.sample(frac=1.0, random_state=3)
     with pytest.warns(UserWarning, match="sparsely linked"):
@@ -259,3 +259,21 @@ def test_links_without_a_probability_are_never_cut():
         ids = lf.cluster(frame, pairs)
     assert ids.iloc[1] == ids.iloc[2] and ids.iloc[3] == ids.iloc[4]
     assert ids.attrs["lsh_frame"]["links_cut"] == 3  # 0.95, 0.97, 0.96 < 0.99
+
+
+def test_an_entity_far_larger_than_the_rest_is_listed_for_review():
+    # Two hundred pairs and one dense group of 30 (every pair linked): not
+    # sparse, so not split, but 15 times the others: named for review.
+    pairs = [(2 * i, 2 * i + 1) for i in range(200)]
+    group = range(400, 430)
+    pairs += [(a, b) for a in group for b in group if a < b]
+    frame = pd.DataFrame({"x": ["a"] * 430})
+    links = pd.DataFrame(pairs, columns=["left", "right"]).assign(
+        match=True, match_probability=0.99
+    )
+    with pytest.warns(UserWarning, match="far larger than the rest") as caught:
+        ids = lf.cluster(frame, links)
+    big = int(ids.iloc[400])
+    assert ids.attrs["lsh_frame"] == {"links_cut": 0, "review": [big]}
+    assert f"entity ids {big}." in str(caught[0].message)
+    assert ids.value_counts().max() == 30

@@ -32,6 +32,7 @@ from lsh_frame.cluster import (
     check_options,
     entity_ids,
     link_counts,
+    oversized,
     sparse_of,
     warn_review,
 )
@@ -463,7 +464,8 @@ def _entity_ids(
         np.sum([copies for _, copies in counted], axis=0),
         left_rows,
     )
-    review = {"links_cut": 0, "review": np.flatnonzero(sparse).tolist()}
+    to_review = np.flatnonzero(sparse | oversized(ids))
+    review = {"links_cut": 0, "review": to_review.tolist()}
     if splits and sparse.any():
         shared_sparse = shared(sparse)
         inside = Links.join(
