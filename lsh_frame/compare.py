@@ -1148,6 +1148,19 @@ def learns_from_assignment(plan: ScorePlan, shape: dict[str, Any] | None) -> boo
     )
 
 
+def no_entities(model: MatchModel) -> dict[str, Any]:
+    """Return the fit of a model whose matches are another group: none match."""
+    fields = ", ".join(model.another_group())
+    return {
+        "rejected": (
+            f"the provisional matches differ on {fields} more than twice as often "
+            "as they agree: they are not the same records written twice but "
+            "another group (relatives?), so no pair is matched but identical "
+            "copies"
+        )
+    }
+
+
 def _fallback(
     plan: ScorePlan,
     chosen: float | None,
@@ -1157,6 +1170,8 @@ def _fallback(
     """``{"fallback": why}`` when ``"auto"`` decided without a model, else ``{}``."""
     if model is not None or plan.given_model is not None or not fit:
         return {}  # a model decided, or nothing was left to decide
+    if "rejected" in fit:
+        return {"fallback": fit["rejected"]}
     return {
         "fallback": f"{fit['fallback']}: matches are the pairs with score >= {chosen}"
     }
@@ -1166,8 +1181,9 @@ def warn_fallback(attrs: dict[str, Any]) -> None:
     """Say that ``min_score="auto"`` fell back to a cut on ``score``."""
     if "fallback" in attrs:
         warn(
-            f"No match model was learned ({attrs['fallback']}). Pass min_score= a "
-            "number, or a model learned on a larger table, to decide yourself."
+            f"No match model decided the pairs ({attrs['fallback']}). Pass "
+            "min_score= a number, or a model learned on a larger table, to decide "
+            "yourself."
         )
 
 
@@ -1306,6 +1322,10 @@ def _score(
                     model, plan, alone_table(levels, identical, alone), fit
                 )
                 fit["found_by_other_keys"] = round(share, 4)
+            if model is not None and model.another_group():
+                fit = no_entities(model)
+                model, chosen = None, None
+                provisional = np.zeros(combined.size, dtype=bool)
     probability, match = force_identical(
         *decide(plan, model, levels, provisional, alone), identical
     )

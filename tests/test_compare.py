@@ -561,7 +561,7 @@ def test_fields_from_an_index_and_numpy_min_score(customers, customer_pairs):
 def test_a_small_batch_says_it_fell_back_to_a_cut():
     people = lf.datasets.make_customers(30, seed=3)
     columns = ["given_name", "surname", "email"]
-    with pytest.warns(UserWarning, match="No match model was learned") as caught:
+    with pytest.warns(UserWarning, match="No match model decided the pairs") as caught:
         scored = lf.pairs(people, columns)
     assert caught[0].filename == __file__  # points at the caller's line
     info = scored.attrs["lsh_frame"]
@@ -575,6 +575,27 @@ def test_a_small_batch_says_it_fell_back_to_a_cut():
         warnings.simplefilter("error")
         decided = lf.pairs(people, columns, min_score=0.8)
     assert "fallback" not in decided.attrs["lsh_frame"]
+
+
+def test_a_table_without_duplicates_gets_no_matches():
+    # Without duplicates the candidates' top group is relatives (a surname and
+    # an address shared; given name, phone, birth date and e-mail not): the
+    # model sees that its "matches" are another group, and matches nothing.
+    people = lf.datasets.make_customers(3_000, seed=3, duplicate_rate=0.0)
+    columns = [column for column in people.columns if column != "entity_id"]
+    with pytest.warns(UserWarning, match="another group") as caught:
+        scored = lf.pairs(people[columns], columns)
+    info = scored.attrs["lsh_frame"]
+    assert not scored["match"].any() and info["model"] is None
+    assert info["min_score"] is None
+    assert "given_name" in info["fallback"] and "given_name" in str(caught[0].message)
+    assert people.lsh.dedupe(columns)["cluster_id"].nunique() == len(people)
+    # With a few duplicates the model finds them, as before.
+    few = lf.datasets.make_customers(3_000, seed=3, duplicate_rate=0.02)
+    found = lf.pairs(few[columns], columns)
+    assert found.attrs["lsh_frame"]["model"] is not None
+    quality = lf.evaluate(found[found["match"]], few["entity_id"])
+    assert quality.precision > 0.9 and quality.recall > 0.9
 
 
 def test_all_zero_weights_are_rejected():

@@ -340,6 +340,18 @@ def test_sparse_entities_are_split_and_reviewed_as_in_pandas(
 
 
 @pytest.mark.usefixtures("sync")
+def test_a_table_without_duplicates_is_decided_as_in_pandas() -> None:
+    people = lf.datasets.make_customers(1_500, seed=3, duplicate_rate=0.0)
+    ddf, df = as_dask(people.drop(columns="entity_id"), 3)
+    columns = list(df.columns)
+    want, want_warnings = quietly(df.lsh.pairs, columns)
+    got, got_warnings = quietly(ddf.lsh.pairs, columns)
+    assert "another group" in want.attrs["lsh_frame"]["fallback"]
+    same(got, want)
+    assert got_warnings == want_warnings
+
+
+@pytest.mark.usefixtures("sync")
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_splitting_on_the_cluster_gives_the_pandas_ids(
     seed: int, monkeypatch: pytest.MonkeyPatch

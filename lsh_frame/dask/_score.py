@@ -42,6 +42,7 @@ from lsh_frame.compare import (
     learn_model,
     learns_from_assignment,
     link_shape,
+    no_entities,
     plan_score,
     provisional_matches,
     score_fields,
@@ -503,6 +504,10 @@ def score_parts(
                         model, plan, LevelTable.merge(list(alone_tables)), fit
                     )
                     fit["found_by_other_keys"] = round(share, 4)
+            if model is not None and model.another_group():
+                # No pair matches but identical copies (see compare._score).
+                fit = no_entities(model)
+                model, chosen, cut = None, None, np.inf
     attrs = scored_attrs(plan, chosen, model, fit, shape)
     warn_fallback(attrs)
     if not plan.link or one_to_one is False:
