@@ -1477,11 +1477,12 @@ def pairs_from_context(
     # Each pair is coded as left * n_right + right, shifted by _KEY_BITS to carry
     # the index of the key that found it: one value sort then brings a pair's
     # keys together (value sorts are much faster than argsorts).
-    _progress.step(f"building {total:,} pairs")
+    _progress.step(f"building {total:,} pairs", total=total)
     coded_parts = []
     for index, maybe_buckets in enumerate(kept):
         if maybe_buckets is None:
             found = context.neighbours[index]
+            _progress.advance(counts[index])
             # Already distinct and sorted by this code (mapping keeps the order).
             if whole is None:
                 code = found.left * np.int64(n_right) + found.right
@@ -1494,6 +1495,7 @@ def pairs_from_context(
         slices = []
         for chunk in maybe_buckets.chunks(_EMIT_PAIRS):
             left, right = pair_kernels.emit_pairs(chunk)
+            _progress.advance(left.size)
             if whole is not None:
                 left, right = whole[left], whole[right]
             slices.append(pair_kernels.sorted_unique(left * np.int64(n_right) + right))
@@ -1506,6 +1508,7 @@ def pairs_from_context(
     labels = [key.label for key in context.keys]
     if collapsed is not None:
         coded_parts.append(identical_codes(collapsed.rows, n_right, len(labels)))
+        _progress.advance(identical)
         labels.append(IDENTICAL)
     if len(coded_parts) == 1:
         coded = coded_parts[0]  # already sorted and distinct

@@ -38,7 +38,7 @@ SPARSE_DENSITY = 0.4
 SPLIT_PROBABILITIES = (0.9, 0.99, 0.999)
 #: An entity is also listed for review, not split, when it holds at least
 #: ``LARGE_MIN_RECORDS`` records and more than ``LARGE_FACTOR`` times the 99th
-#: percentile of the entities of several records (identical copies counted):
+#: percentile of the entities of several records (identical copies once):
 #: far larger than the rest. None was on any benchmark table after splitting
 #: (largest 103 records on Cora, whose 99th percentile is 84).
 LARGE_MIN_RECORDS = 20
@@ -223,14 +223,16 @@ def entity_ids(
     links: Links,
     split: bool,
     base: npt.NDArray[np.int64] | None = None,
+    copies: npt.NDArray[np.int64] | None = None,
 ) -> tuple[npt.NDArray[np.int64], dict[str, Any]]:
     """Entity ids (left records, then right), splitting sparse entities.
 
     ``links`` are every link; or, with ``base`` (the ids of the components of
     every link, found elsewhere: Dask's large-star), only the links of the
-    entities of ``base`` that are sparse, which are all that splitting reads.
-    Returns the ids and the review: ``links_cut`` and the ids of the entities
-    still sparse.
+    entities of ``base`` that are sparse, which are all that splitting reads;
+    ``copies`` then gives one end of every identical pair (by default those
+    of ``links``). Returns the ids and the review: ``links_cut`` and the ids of
+    the entities still sparse or far larger than the rest.
     """
     keep = np.ones(links.first.size, dtype=bool)
     left_rows = len(left_index)
@@ -270,13 +272,23 @@ def entity_ids(
             if weak.any():
                 keep &= ~weak
                 ids = components_of(keep)
-    review = np.flatnonzero(sparse_now() | oversized(ids))
+    review = np.flatnonzero(
+        sparse_now() | oversized(ids, links.copies if copies is None else copies)
+    )
     return ids, {"links_cut": int((~keep).sum()), "review": review.tolist()}
 
 
-def oversized(ids: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
-    """Entities far larger than the rest (see ``LARGE_FACTOR``), by entity id."""
+def oversized(
+    ids: npt.NDArray[np.int64], copies: npt.NDArray[np.int64] | None
+) -> npt.NDArray[np.bool_]:
+    """Entities far larger than the rest (see ``LARGE_FACTOR``), by entity id.
+
+    ``copies`` (one end of each identical pair) count once: a thousand copies
+    of one row are not an entity to review.
+    """
     sizes = np.bincount(ids)
+    if copies is not None and copies.size:
+        sizes = sizes - np.bincount(ids[copies], minlength=sizes.size)
     several = sizes[sizes >= 2]
     if not several.size:
         return np.zeros(sizes.size, dtype=bool)

@@ -277,3 +277,19 @@ def test_an_entity_far_larger_than_the_rest_is_listed_for_review():
     assert ids.attrs["lsh_frame"] == {"links_cut": 0, "review": [big]}
     assert f"entity ids {big}." in str(caught[0].message)
     assert ids.value_counts().max() == 30
+
+
+def test_identical_copies_are_not_an_entity_to_review():
+    # Fifty copies of one row beside two hundred pairs: far larger than the
+    # rest by rows, but one record written fifty times.
+    pairs = [(2 * i, 2 * i + 1, "record") for i in range(200)]
+    pairs += [(400, member, "identical") for member in range(401, 450)]
+    frame = pd.DataFrame({"x": ["a"] * 450})
+    links = pd.DataFrame(pairs, columns=["left", "right", "found_by"]).assign(
+        match=True, match_probability=1.0
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ids = lf.cluster(frame, links)
+    assert ids.value_counts().max() == 50
+    assert ids.attrs["lsh_frame"]["review"] == []

@@ -131,12 +131,14 @@ def test_steps_with_known_work_report_all_of_it() -> None:
             events[-1] = (label, total, done + amount)
 
     frame = lf.datasets.make_customers(3_000, seed=2)
+    copies = frame.iloc[[0] * 400].set_axis(range(10**6, 10**6 + 400))
+    frame = pd.concat([frame, copies])  # a group of copies, collapsed to one
     with _progress._listening(Listener()):
         frame.lsh.dedupe(["given_name", "surname", "street_address", "email"])
     counted = {
         label.split(" ")[0]: (total, done) for label, total, done in events if total
     }
-    assert {"signing", "finding", "scoring"} <= set(counted)
+    assert {"signing", "finding", "building", "scoring"} <= set(counted)
     for label, total, done in events:
         assert done == (total or done), label
     with _progress.recording() as steps:

@@ -464,7 +464,11 @@ def _entity_ids(
         np.sum([copies for _, copies in counted], axis=0),
         left_rows,
     )
-    to_review = np.flatnonzero(sparse | oversized(ids))
+    members = np.concatenate(
+        [np.empty(0, np.int64), *compute(*[delayed(_members)(e) for e in edges])]
+    )
+    copies = members if len(tables) == 1 else None
+    to_review = np.flatnonzero(sparse | oversized(ids, copies))
     review = {"links_cut": 0, "review": to_review.tolist()}
     if splits and sparse.any():
         shared_sparse = shared(sparse)
@@ -479,11 +483,15 @@ def _entity_ids(
             ),
             left_rows,
         )
-        ids, review = entity_ids(tables[0].index, right, inside, True, base=ids)
-    members = np.concatenate(
-        [np.empty(0, np.int64), *compute(*[delayed(_members)(e) for e in edges])]
-    )
-    _warn_large(ids, warn_size, members if len(tables) == 1 else None)
+        ids, review = entity_ids(
+            tables[0].index,
+            right,
+            inside,
+            True,
+            base=ids,
+            copies=np.empty(0, np.int64) if copies is None else copies,
+        )
+    _warn_large(ids, warn_size, copies)
     warn_review(review)
     return ids, review
 
