@@ -499,15 +499,10 @@ def _side_by_side(
     """
     first: list[Hashable] = []
     for left_name, right_name in zip(on, right_on, strict=True):
-        shared = left_name in right.columns or right_name in left.columns
-        pair = (
-            [f"{left_name}_x", f"{right_name}_y"]
-            if shared and left_name == right_name
-            else [
-                f"{left_name}_x" if left_name in right.columns else left_name,
-                f"{right_name}_y" if right_name in left.columns else right_name,
-            ]
-        )
+        pair = [
+            f"{left_name}_x" if left_name in right.columns else left_name,
+            f"{right_name}_y" if right_name in left.columns else right_name,
+        ]
         first += [name for name in pair if name in joined.columns]
         if f"{left_name}_score" in joined.columns:
             first.append(f"{left_name}_score")

@@ -236,25 +236,26 @@ def entity_ids(
     """
     keep = np.ones(links.first.size, dtype=bool)
     left_rows = len(left_index)
+    inside: npt.NDArray[np.bool_] | None = None  # None: every record's links are here
     if base is None:
         ids = component_ids(left_index, right_index, links.first, links.second)
-        inside = None  # every record's entity may be split
-        outside = ids  # unused
     else:
         ids = base
         inside = np.zeros(ids.size, dtype=bool)
         for ends in links.nodes():
             inside[ends] = True
-        outside = base + ids.size  # apart from any id of a component below
 
     def components_of(kept: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
         found = component_ids(
             left_index, right_index, links.first[kept], links.second[kept]
         )
-        if inside is None:
+        if inside is None or base is None:
             return found
-        # The entities without a link here keep their base components.
-        return _renumbered(left_index, right_index, np.where(inside, found, outside))
+        # The entities without a link here keep their base components (ids
+        # offset past any of ``found``).
+        return _renumbered(
+            left_index, right_index, np.where(inside, found, base + ids.size)
+        )
 
     def sparse_now() -> npt.NDArray[np.bool_]:
         sparse = sparse_entities(ids, links, keep, left_rows)
@@ -304,9 +305,7 @@ def _renumbered(
     ``labels`` names each record's group (left records, then right); ids
     follow the first record of each group in the order of the index labels.
     """
-    rank = _label_rank(left_index)
-    if right_index is not None:
-        rank = np.concatenate([rank, _label_rank(right_index) + len(left_index)])
+    rank = _record_ranks(left_index, right_index)
     in_rank_order = np.empty_like(labels)
     in_rank_order[rank] = labels
     codes = pd.factorize(in_rank_order)[0]  # by first appearance
@@ -403,15 +402,20 @@ def component_ids(
     of the index labels (left table first), so the ids do not change when the
     rows are reordered.
     """
+    rank = _record_ranks(left_index, right_index)
+    shift = 0 if right_index is None else len(left_index)
+    first, second = rank[first], rank[second + shift]
+    return first_appearance_ids(components(rank.size, first, second))[rank]
+
+
+def _record_ranks(
+    left_index: pd.Index, right_index: pd.Index | None
+) -> npt.NDArray[np.int64]:
+    """Each record's place in the order of the index labels, left table first."""
     rank = _label_rank(left_index)
-    first = rank[first]
-    second = _label_rank(left_index if right_index is None else right_index)[second]
-    nodes = len(left_index)
-    if right_index is not None:
-        second = second + len(left_index)
-        nodes += len(right_index)
-        rank = np.concatenate([rank, _label_rank(right_index) + len(left_index)])
-    return first_appearance_ids(components(nodes, first, second))[rank]
+    if right_index is None:
+        return rank
+    return np.concatenate([rank, _label_rank(right_index) + len(left_index)])
 
 
 def identical_members(

@@ -15,16 +15,7 @@ import lsh_frame as lf
 from lsh_frame import blocking
 from lsh_frame._labels import hash_labels, hash_values, label_text
 
-COLUMNS = [
-    "given_name",
-    "surname",
-    "street_address",
-    "city",
-    "postcode",
-    "phone",
-    "date_of_birth",
-    "email",
-]
+COLUMNS = list(lf.datasets.TEXT_COLUMNS)
 
 
 @pytest.fixture(scope="module")

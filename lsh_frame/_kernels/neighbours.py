@@ -26,6 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from lsh_frame._kernels.ranges import expand
+
 __all__ = [
     "Postings",
     "Vocabulary",
@@ -194,19 +196,6 @@ def expansion_sizes(
     ).astype(np.int64)
 
 
-def _expand(
-    starts: npt.NDArray[np.int64], counts: npt.NDArray[np.int64]
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """For ranges ``[start, start + count)``: each element's range and position."""
-    owner = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
-    # Element j of range i sits at starts[i] + (j - offsets[i]): one repeat of
-    # the per-range shift instead of two gathers through owner.
-    shift = starts - (np.cumsum(counts) - counts)
-    position = np.repeat(shift, counts)
-    position += np.arange(owner.size, dtype=np.int64)
-    return owner, position
-
-
 def neighbour_lists(
     query_records: npt.NDArray[np.int64],
     query_tokens: npt.NDArray[np.int64],
@@ -239,7 +228,7 @@ def neighbour_lists(
     """
     lo, hi = np.searchsorted(query_records, [first, stop])
     records, tokens = query_records[lo:hi], query_tokens[lo:hi]
-    owner, position = _expand(postings.starts[tokens], postings.counts[tokens])
+    owner, position = expand(postings.starts[tokens], postings.counts[tokens])
     # A pair code is (query << index_bits) | neighbour: it sorts as the pair
     # (query, neighbour) and splits with a shift and a mask.
     index_bits = max(int(n_index - 1).bit_length(), 1)

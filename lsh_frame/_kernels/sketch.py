@@ -32,6 +32,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from lsh_frame._kernels.ranges import expand
+
 #: A slot no token has reached yet; real values are kept below it.
 EMPTY = np.uint32(0xFFFFFFFF)
 #: Records per group: a group's ``(records, t)`` block of running values.
@@ -101,9 +103,8 @@ def _group(
     size = lengths.size
     block = np.full((size, slots), EMPTY)
     flat = block.reshape(-1)
-    owner = np.repeat(np.arange(size, dtype=np.int32), lengths)
-    ends = np.cumsum(lengths)
-    x = tokens[np.repeat(starts - (ends - lengths), lengths) + np.arange(ends[-1])]
+    owner, position = expand(starts, lengths)
+    x = tokens[position]
     base = owner.astype(np.uint32) * np.uint32(slots)
     round_bits = (slots - 1).bit_length()
     rank_mask = np.uint32((1 << (32 - round_bits)) - 1)
@@ -155,7 +156,7 @@ def _classic_slots(
     block: npt.NDArray[np.uint32],
     live: npt.NDArray[np.intp],
     x: npt.NDArray[np.uint32],
-    owner: npt.NDArray[np.int32],
+    owner: npt.NDArray[np.int64],
     a: npt.NDArray[np.uint32],
     b: npt.NDArray[np.uint32],
 ) -> None:
@@ -167,11 +168,8 @@ def _classic_slots(
     # The records' tokens lie in ``x`` in record order: every (empty slot, token
     # of its record) pair, then the least value per slot.
     counts = np.bincount(owner, minlength=block.shape[0])
-    begins = np.cumsum(counts) - counts
-    take = counts[rows]
-    pair = np.repeat(np.arange(rows.size), take)
-    within = np.arange(pair.size) - np.repeat(np.cumsum(take) - take, take)
-    token = x[begins[rows][pair] + within]
+    pair, at = expand((np.cumsum(counts) - counts)[rows], counts[rows])
+    token = x[at]
     slot = slots[pair]
     values = token * a[slot] + b[slot]
     least = np.full(rows.size, EMPTY)
