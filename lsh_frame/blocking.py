@@ -1126,34 +1126,16 @@ def resolve(
             decisions.append(f"{key.label}: {found[index].describe()}")
 
     def side(table: pd.DataFrame, which: int) -> list[SideKeys]:
-        result = []
-        for index, key in enumerate(keys):
-            if key.kind == "neighbours":
-                keyed = found[index].keyed[which]
-                result.append(
-                    SideKeys(
-                        keys=np.empty((len(table), 0), dtype=np.uint64),
-                        valid=keyed,
-                        frame=table,
-                        field=key.field,
-                    )
-                )
-                continue
-            if key.kind == "exact" and key.label in exact_keys:
-                result.append(exact_keys[key.label][which])
-                continue
-            known = signatures.get(key.label)
-            result.append(
-                _side_keys(
-                    table,
-                    key,
-                    num_perm=key.plan.num_perm if key.plan is not None else num_perm,
-                    seed=seed,
-                    owner=owner,
-                    signatures=None if known is None else known[which],
-                )
-            )
-        return result
+        return table_keys(
+            table,
+            keys,
+            num_perm=num_perm,
+            seed=seed,
+            owner=owner,
+            exact={label: sides[which] for label, sides in exact_keys.items()},
+            signatures={label: sides[which] for label, sides in signatures.items()},
+            keyed={index: pairs.keyed[which] for index, pairs in found.items()},
+        )
 
     left_keys = side(frame, 0)
     right_keys = side(other, 1) if other is not None else None
@@ -1176,6 +1158,51 @@ def resolve(
         decisions=decisions,
         neighbours=found,
     )
+
+
+def table_keys(
+    table: pd.DataFrame,
+    keys: list[BlockingKey],
+    *,
+    num_perm: int,
+    seed: int,
+    owner: str,
+    exact: dict[str, SideKeys] | None = None,
+    signatures: dict[str, tuple[Any, Any]] | None = None,
+    keyed: dict[int, npt.NDArray[np.bool_]] | None = None,
+) -> list[SideKeys]:
+    """One table's keys for each blocking key.
+
+    ``exact`` and ``signatures`` hold keys and signatures already computed
+    (by label); ``keyed`` which records a neighbours key could look up (by the
+    key's position), which has no keys of its own: its side keeps none.
+    """
+    exact, signatures, keyed = exact or {}, signatures or {}, keyed or {}
+    result = []
+    for index, key in enumerate(keys):
+        if key.kind == "neighbours":
+            result.append(
+                SideKeys(
+                    keys=np.empty((len(table), 0), dtype=np.uint64),
+                    valid=keyed.get(index, np.zeros(len(table), dtype=bool)),
+                    frame=table,
+                    field=key.field,
+                )
+            )
+        elif key.kind == "exact" and key.label in exact:
+            result.append(exact[key.label])
+        else:
+            result.append(
+                _side_keys(
+                    table,
+                    key,
+                    num_perm=key.plan.num_perm if key.plan is not None else num_perm,
+                    seed=seed,
+                    owner=owner,
+                    signatures=signatures.get(key.label),
+                )
+            )
+    return result
 
 
 # ----------------------------------------------------------------------------
