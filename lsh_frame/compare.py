@@ -803,6 +803,10 @@ def count_documents(
     )
 
 
+#: Pairs from which :func:`score_fields` scores the fields on several threads.
+THREADED_PAIRS = 2_000
+
+
 def score_fields(
     plan: ScorePlan,
     left: pd.DataFrame,
@@ -857,10 +861,18 @@ def score_fields(
     # releases the GIL: score them on all cores. Results keep the fields' order
     # and are reported done on this thread.
     scored_fields = []
-    with ThreadPoolExecutor(max_workers=min(len(specs), os.cpu_count() or 1)) as pool:
-        for field_columns in pool.map(score_field, specs):
-            scored_fields.append(field_columns)
+    if len(left_positions) < THREADED_PAIRS:
+        # Starting threads costs more than a few pairs' scores (a batch of
+        # new records against a saved index).
+        for spec in specs:
+            scored_fields.append(score_field(spec))
             _progress.advance(len(left_positions))
+    else:
+        workers = min(len(specs), os.cpu_count() or 1)
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            for field_columns in pool.map(score_field, specs):
+                scored_fields.append(field_columns)
+                _progress.advance(len(left_positions))
 
     columns: dict[str, Any] = {}
     for spec, field_columns in zip(specs, scored_fields, strict=True):
