@@ -25,6 +25,7 @@ from lsh_frame.errors import (
 )
 from lsh_frame.evaluate import Evaluation, evaluate
 from lsh_frame.explain import Explanation, explain
+from lsh_frame.index import Index
 from lsh_frame.jobs import dedupe, drop_duplicates, duplicated, link, merge
 from lsh_frame.lsh import LshPlan, plan, plan_for_budget
 from lsh_frame.minhash import estimate_jaccard, minhash
@@ -50,6 +51,7 @@ __all__ = [
     "Evaluation",
     "Explanation",
     "Field",
+    "Index",
     "LshFrameError",
     "LshPlan",
     "MergeError",

@@ -187,6 +187,17 @@ class LshAccessor:
         """
         return _jobs.dedupe(self._frame, fields, **options)
 
+    def index(self, fields: Any = None, /, **options: Any) -> Any:
+        """Resolve this frame and hold it for matching new records.
+
+        The same as :meth:`lsh_frame.Index.build` on this frame (see it for
+        the options): returns an :class:`lsh_frame.Index`, whose ``query``,
+        ``resolve``, ``add``, ``remove`` and ``save`` work on new records.
+        """
+        from lsh_frame.index import Index
+
+        return Index.build(self._frame, fields, **options)
+
     def drop_duplicates(self, fields: Any = None, /, **options: Any) -> pd.DataFrame:
         """One row per entity, like ``DataFrame.drop_duplicates``.
 

@@ -1,0 +1,360 @@
+"""lsh_frame.Index: a saved index for new records (build, query, add, remove,
+resolve, save and load)."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import lsh_frame as lf
+from lsh_frame import index as index_module
+
+COLUMNS = ["given_name", "surname", "date_of_birth", "postcode", "phone"]
+
+
+@pytest.fixture(scope="module")
+def people() -> pd.DataFrame:
+    return lf.datasets.make_customers(3_000, seed=11)
+
+
+@pytest.fixture(scope="module")
+def split(people):
+    """Saved records, new records, and the truth of both."""
+    truth = people["entity_id"]
+    frame = people[COLUMNS]
+    return frame.iloc[:2_700], frame.iloc[2_700:], truth
+
+
+@pytest.fixture(scope="module")
+def built(split):
+    saved, _, _ = split
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return lf.Index.build(saved, COLUMNS)
+
+
+def fresh(split):
+    saved, _, _ = split
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return lf.Index.build(saved, COLUMNS)
+
+
+def test_build_resolves_the_table_as_dedupe_does(split, built):
+    saved, _, _ = split
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        full = lf.dedupe(saved, COLUMNS)
+    assert len(built) == len(saved)
+    assert built.entity_ids.index.equals(saved.index)
+    assert np.array_equal(built.entity_ids.to_numpy(), full["cluster_id"].to_numpy())
+    assert built.model is not None
+    assert any("record_neighbours" in key for key in built.keys)
+
+
+def test_query_finds_the_true_matches(split, built):
+    saved, new, truth = split
+    found = built.query(new, k=3)
+    assert list(found.columns[:4]) == ["left", "right", "rank", "found_by"]
+    assert found["rank"].between(1, 3).all()
+    # Sorted by new record, then rank; best first.
+    order = pd.Index(new.index).get_indexer(found["right"])
+    assert (np.diff(order) >= 0).all()
+    matched = found[found["match"]]
+    same = (
+        truth.loc[matched["left"]].to_numpy() == truth.loc[matched["right"]].to_numpy()
+    )
+    assert same.mean() > 0.95
+    known = new.index[truth.loc[new.index].isin(truth.loc[saved.index])]
+    found_known = matched["right"].isin(known)
+    assert matched.loc[found_known, "right"].nunique() >= 0.9 * len(known)
+    # The entity id is the held record's.
+    assert np.array_equal(
+        matched["entity_id"].to_numpy(),
+        built.entity_ids.loc[matched["left"]].to_numpy(),
+    )
+
+
+def test_query_agrees_with_a_full_link_on_the_pairs_both_score(split, built):
+    saved, new, _ = split
+    found = built.query(new, k=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        linked = lf.pairs(
+            saved, COLUMNS, other=new, min_score=built.model, one_to_one=False
+        )
+    both = found.merge(linked, on=["left", "right"], suffixes=("", "_link"))
+    assert len(both) >= linked["match"].sum() > 50
+    assert np.allclose(both["score"], both["score_link"], equal_nan=True)
+    assert (both["match"] == both["match_link"]).all()
+    # Every match of the full link is a candidate of the index.
+    link_matches = set(
+        map(tuple, linked.loc[linked["match"], ["left", "right"]].values)
+    )
+    index_pairs = set(map(tuple, found[["left", "right"]].values))
+    assert len(link_matches - index_pairs) <= 0.01 * len(link_matches)
+
+
+def test_an_identical_record_is_its_own_best_match(split, built):
+    saved, _, _ = split
+    copy = saved.iloc[[10]].rename(index=lambda label: f"copy-{label}")
+    found = built.query(copy, k=5)
+    best = found.iloc[0]
+    assert best["left"] == saved.index[10] and best["rank"] == 1 and best["match"]
+
+
+def test_query_is_deterministic_and_label_type_free(split, built):
+    _, new, _ = split
+    again = fresh(split)
+    pd.testing.assert_frame_equal(built.query(new, k=4), again.query(new, k=4))
+    renamed = new.rename(index=lambda label: f"n{label}")
+    a, b = built.query(new, k=4), built.query(renamed, k=4)
+    assert (b["right"] == "n" + a["right"].astype(str)).all()
+    assert np.array_equal(a["left"], b["left"])
+
+
+def test_query_of_no_records_and_of_records_without_candidates(built):
+    empty = built.query(pd.DataFrame({column: [] for column in COLUMNS}, dtype=object))
+    assert len(empty) == 0 and "match" in empty.columns
+    nobody = pd.DataFrame({column: ["zzqx"] for column in COLUMNS}, index=["x"])
+    assert (built.query(nobody)["match"] == False).all()  # noqa: E712
+
+
+def test_bad_input(split, built):
+    _, new, _ = split
+    with pytest.raises(lf.ColumnError, match="lack"):
+        built.query(new.drop(columns="surname"))
+    doubled = pd.concat([new.iloc[:2], new.iloc[:2]])
+    with pytest.raises(lf.ColumnError, match="duplicate"):
+        built.query(doubled)
+    with pytest.raises(lf.ConfigError):
+        built.query(new, k=0)
+    with pytest.raises(lf.ConfigTypeError):
+        lf.Index.build(new, COLUMNS, entity_ids=["a"] * len(new))
+    with pytest.raises(lf.ConfigError):
+        lf.Index.build(new, COLUMNS, entity_ids=[1, 2])
+
+
+def test_the_callers_frames_are_not_changed(split):
+    saved, new, _ = split
+    saved_copy, new_copy = saved.copy(), new.copy()
+    index = fresh(split)
+    index.query(new)
+    index.resolve(new.iloc[:50])
+    pd.testing.assert_frame_equal(saved, saved_copy)
+    pd.testing.assert_frame_equal(new, new_copy)
+
+
+def test_save_and_load_round_trip(tmp_path, split, built):
+    _, new, _ = split
+    path = tmp_path / "customers.index"
+    built.save(path)
+    loaded = lf.Index.load(path)
+    assert len(loaded) == len(built)
+    pd.testing.assert_frame_equal(built.query(new, k=3), loaded.query(new, k=3))
+    pd.testing.assert_series_equal(built.entity_ids, loaded.entity_ids)
+    assert loaded.model.to_dict() == built.model.to_dict()
+    manifest = json.loads((path / "index.json").read_text())
+    assert manifest["format"] == "lsh_frame.index" and manifest["version"] == 1
+    assert not list(path.glob("*.pkl"))
+    with pytest.raises(FileExistsError):
+        built.save(path)
+    built.save(path, overwrite=True)
+    manifest["version"] = 99
+    (path / "index.json").write_text(json.dumps(manifest))
+    with pytest.raises(lf.ConfigError, match="version 99"):
+        lf.Index.load(path)
+    with pytest.raises(FileNotFoundError):
+        lf.Index.load(tmp_path / "nothing")
+
+
+def test_a_loaded_index_keeps_changing(tmp_path, split):
+    saved, new, _ = split
+    index = fresh(split)
+    index.save(tmp_path / "ix")
+    loaded = lf.Index.load(tmp_path / "ix")
+    loaded.remove(saved.index[:5])
+    loaded.add(new.iloc[:20])
+    assert len(loaded) == len(saved) - 5 + 20
+    loaded.save(tmp_path / "ix", overwrite=True)
+    assert len(lf.Index.load(tmp_path / "ix")) == len(loaded)
+
+
+def test_add_makes_records_findable(split):
+    saved, new, _ = split
+    index = fresh(split)
+    first = new.iloc[:100]
+    index.add(first)
+    assert len(index) == len(saved) + 100
+    ids = index.entity_ids.loc[first.index]
+    assert ids.is_unique and ids.min() > index.entity_ids.loc[saved.index].max()
+    copy = first.iloc[[3]].rename(index={first.index[3]: "again"})
+    found = index.query(copy, k=5)
+    assert first.index[3] in set(found.loc[found["match"], "left"])
+    with pytest.raises(lf.ColumnError, match="already holds"):
+        index.add(first.iloc[:1])
+    index.add(new.iloc[100:110], entity_ids=np.arange(7, 17))
+    assert index.entity_ids.loc[new.index[100:110]].tolist() == list(range(7, 17))
+
+
+def test_remove_drops_records_from_results(split):
+    saved, _, _ = split
+    index = fresh(split)
+    probe = saved.iloc[[10]].rename(index=lambda label: f"probe-{label}")
+    assert saved.index[10] in set(index.query(probe, k=5)["left"])
+    index.remove(saved.index[10])
+    assert saved.index[10] not in set(index.query(probe, k=5)["left"])
+    assert len(index) == len(saved) - 1
+    with pytest.raises(KeyError):
+        index.remove(["no such label"])
+    index.remove(["no such label"], errors="ignore")
+    # Removed labels may come back.
+    index.add(saved.iloc[[10]])
+    assert saved.index[10] in set(index.query(probe, k=5)["left"])
+
+
+def test_compact_changes_nothing_found(split):
+    saved, new, _ = split
+    index = fresh(split)
+    for start in range(0, 60, 20):
+        index.add(new.iloc[start : start + 20])
+    index.remove(saved.index[:30])
+    before = index.query(new.iloc[60:160], k=3)
+    ids = index.entity_ids
+    index.compact()
+    after = index.query(new.iloc[60:160], k=3)
+    pd.testing.assert_series_equal(index.entity_ids, ids)
+
+    # Segments each keep a record's neighbours, one segment keeps them once:
+    # the weakest candidates may differ, the matches do not.
+    def matches(found: pd.DataFrame) -> set[tuple[int, int]]:
+        chosen = found[found["match"]]
+        return set(zip(chosen["left"], chosen["right"], strict=True))
+
+    assert matches(before) == matches(after) and len(matches(before)) > 10
+
+
+def test_many_adds_merge_segments(split, monkeypatch):
+    _, new, _ = split
+    monkeypatch.setattr(index_module, "MAX_SEGMENTS", 3)
+    index = fresh(split)
+    for start in range(0, 50, 10):
+        index.add(new.iloc[start : start + 10])
+    assert len(index._segments) <= 4
+    found = index.query(new.iloc[:10].rename(index=lambda label: f"q{label}"), k=5)
+    matched = found[found["match"]]
+    assert set(zip(matched["right"], matched["left"], strict=True)) >= {
+        (f"q{label}", label) for label in new.index[:10]
+    }
+
+
+def test_resolve_gives_existing_ids_and_never_renumbers(split):
+    _, new, truth = split
+    index = fresh(split)
+    before = index.entity_ids.copy()
+    resolved = index.resolve(new)
+    assert resolved.index.equals(new.index)
+    assert list(resolved.columns) == [*new.columns, "cluster_id"]
+    pd.testing.assert_series_equal(index.entity_ids.loc[before.index], before)
+    ids = resolved["cluster_id"]
+    matched = ids.isin(before.to_numpy())
+    # Records that joined an existing entity are mostly true duplicates.
+    joined = ids[matched]
+    members = before.groupby(before).apply(lambda group: set(truth.loc[group.index]))
+    right = [
+        truth.loc[label] in members.loc[entity] for label, entity in joined.items()
+    ]
+    assert np.mean(right) > 0.95
+    assert resolved.attrs["lsh_frame"]["matched"] == int(matched.sum())
+    fresh_ids = ids[~matched]
+    assert fresh_ids.min() > before.max()
+    assert resolved.attrs["lsh_frame"]["new_entities"] == fresh_ids.nunique()
+
+
+def test_resolve_groups_duplicates_within_a_batch(split):
+    index = fresh(split)
+    person = pd.DataFrame(
+        {
+            "given_name": ["Zebulon", "Zebulon", "Zeb"],
+            "surname": ["Quartermaine", "Quartermaine", "Quartermaine"],
+            "date_of_birth": ["1911-02-03", "1911-02-03", "1911-02-03"],
+            "postcode": ["ZZ9 9ZZ", "ZZ9 9ZZ", "ZZ9 9ZZ"],
+            "phone": ["0999 111222", "0999 111222", None],
+        },
+        index=["a", "b", "c"],
+    )
+    resolved = index.resolve(person)
+    assert resolved["cluster_id"].nunique() == 1
+    assert resolved.attrs["lsh_frame"]["new_entities"] == 1
+
+
+def test_resolve_reports_merges_and_does_not_apply_them(split):
+    saved, _, _ = split
+    twins = pd.concat([saved.iloc[[0]], saved.iloc[[0]]])
+    twins.index = [90_001, 90_002]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        index = lf.Index.build(
+            pd.concat([saved, twins]),
+            COLUMNS,
+            entity_ids=np.r_[np.arange(len(saved)), 10_000, 10_001],
+        )
+    third = saved.iloc[[0]].rename(index={saved.index[0]: "t3"})  # text label
+    resolved = index.resolve(third)
+    merges = resolved.attrs["lsh_frame"]["merges"]
+    assert len(merges) == 1 and merges[0]["records"] == ["t3"]
+    involved = {merges[0]["into"], *merges[0]["entities"]}
+    assert {10_000, 10_001} <= involved
+    assert index.entity_ids.loc[90_001] == 10_000
+    assert index.entity_ids.loc[90_002] == 10_001
+    assert resolved["cluster_id"].iloc[0] == merges[0]["into"]
+    assert len(index.merges) == 1
+
+
+def test_incremental_resolve_is_close_to_a_full_run(people):
+    frame = people[COLUMNS]
+    truth = people["entity_id"]
+    batches = np.array_split(np.arange(len(frame)), 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        full = lf.dedupe(frame, COLUMNS)["cluster_id"]
+        index = lf.Index.build(frame.iloc[batches[0]], COLUMNS)
+    given = index.entity_ids.copy()
+    for rows in batches[1:]:
+        index.resolve(frame.iloc[rows])
+        assert index.entity_ids.loc[given.index].equals(given)
+        given = index.entity_ids.copy()
+    incremental = index.entity_ids.loc[frame.index]
+
+    def f1(ids: pd.Series) -> float:
+        found = pd.DataFrame({"entity": ids.to_numpy(), "truth": truth.to_numpy()})
+        together = found.groupby(["entity", "truth"]).size()
+        true_positive = (together * (together - 1) / 2).sum()
+        predicted = found.groupby("entity").size()
+        actual = found.groupby("truth").size()
+        precision = true_positive / (predicted * (predicted - 1) / 2).sum()
+        recall = true_positive / (actual * (actual - 1) / 2).sum()
+        return 2 * precision * recall / (precision + recall)
+
+    assert f1(incremental) >= f1(full) - 0.03
+
+
+def test_accessor_and_float_min_score(split):
+    saved, new, _ = split
+    index = saved.lsh.index(COLUMNS, min_score=0.9)
+    assert index.model is None
+    found = index.query(new, k=2)
+    assert "match_probability" not in found.columns
+    assert (found.loc[found["match"], "score"] >= 0.9).all()
+
+
+def test_entity_ids_from_a_column(split):
+    saved, _, _ = split
+    frame = saved.assign(customer=np.arange(len(saved)) // 2)
+    index = lf.Index.build(frame, COLUMNS, entity_ids="customer", min_score=0.9)
+    assert index.entity_ids.tolist() == frame["customer"].tolist()
+    assert index.entities == frame["customer"].nunique()
