@@ -643,6 +643,85 @@ def run_link(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
     return OK
 
 
+def run_index(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
+    """``lsh-frame index build|query|add|resolve``: a saved index of records."""
+    from lsh_frame.index import Index
+
+    action = arguments.index_command
+    csv_options = _csv_options(arguments)
+    started = time.perf_counter()
+    if action == "build":
+        if Path(arguments.folder).exists() and not arguments.overwrite:
+            raise InputError(
+                f"{arguments.folder} exists; give --overwrite to replace it"
+            )
+        frame = _indexed(
+            read_table(arguments.input, **csv_options), arguments.index_col, "input"
+        )
+        min_score: Any = "auto" if arguments.min_score is None else arguments.min_score
+        if arguments.model is not None:
+            if arguments.min_score is not None:
+                raise InputError("give --min-score or --model, not both")
+            min_score = _load_model(arguments.model)
+        index = Index.build(
+            frame,
+            _columns(arguments.on),
+            entity_ids=arguments.entity_column,
+            min_score=min_score,
+            seed=arguments.seed,
+            progress=arguments.progress,
+        )
+        index.save(arguments.folder, overwrite=arguments.overwrite)
+        say(
+            f"lsh-frame index build: {len(index):,} records, {index.entities:,} "
+            f"entities in {time.perf_counter() - started:.1f} s"
+        )
+        say(f"  saved the index to {arguments.folder}")
+        return OK
+    index = Index.load(arguments.folder)
+    new = _indexed(
+        read_table(arguments.input, **csv_options), arguments.index_col, "input"
+    )
+    if action == "query":
+        check_outputs(arguments.output)
+        found = index.query(new, k=arguments.k)
+        if arguments.matches:
+            found = found[found["match"]]
+        write_table(_rounded(found, arguments.digits), arguments.output, index=False)
+        say(
+            f"lsh-frame index query: {len(new):,} new records against "
+            f"{len(index):,} → {int(found['match'].sum()):,} matches in "
+            f"{time.perf_counter() - started:.1f} s"
+        )
+        _say_written(say, len(found), arguments.output, None)
+        return OK
+    if action == "add":
+        index.add(new, entity_ids=arguments.entity_column)
+        index.save(arguments.folder, overwrite=True)
+        say(
+            f"lsh-frame index add: {len(new):,} records added, {len(index):,} held "
+            f"({time.perf_counter() - started:.1f} s)"
+        )
+        return OK
+    check_outputs(arguments.output)
+    resolved = index.resolve(new, id_column=arguments.id_column)
+    index.save(arguments.folder, overwrite=True)
+    info = resolved.attrs["lsh_frame"]
+    write_table(resolved, arguments.output, index=arguments.index_col is not None)
+    say(
+        f"lsh-frame index resolve: {len(new):,} records → {info['matched']:,} "
+        f"joined existing entities, {info['new_entities']:,} new entities in "
+        f"{time.perf_counter() - started:.1f} s"
+    )
+    for merge_ in info["merges"]:
+        say(
+            f"  not merged: entities {merge_['entities']} also match "
+            f"{merge_['into']} (records {merge_['records']})"
+        )
+    _say_written(say, len(resolved), arguments.output, None)
+    return OK
+
+
 def run_plan(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
     """``lsh-frame plan``: the banding for a threshold and its S-curve."""
     chosen = lsh_plan(
@@ -968,6 +1047,69 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_job_options(link_parser)
 
+    index_parser = commands.add_parser(
+        "index",
+        help="a saved index of resolved records: build, query, add, resolve",
+    )
+    actions = index_parser.add_subparsers(dest="index_command", required=True)
+    for name, text in (
+        ("build", "resolve a table and save it as an index folder"),
+        ("query", "each new record's best matches in the index"),
+        ("add", "add records to the index (saved in place)"),
+        ("resolve", "give new records entity ids and add them (saved in place)"),
+    ):
+        action = actions.add_parser(name, help=text)
+        action.add_argument("folder", help="the index folder")
+        action.add_argument("input", help="CSV or Parquet file of records")
+        action.add_argument(
+            "--index-col", help="column of record ids, used as the labels"
+        )
+        action.add_argument(
+            "--sep", type=_separator, default=None, help="CSV field separator"
+        )
+        action.add_argument(
+            "--encoding", default="utf-8", help="text encoding of CSV input (utf-8)"
+        )
+        action.add_argument(
+            "-q", "--quiet", action="store_true", help="no progress and no summary"
+        )
+        if name == "build":
+            action.add_argument(
+                "--on", action="append", required=True, help="columns to match on"
+            )
+            action.add_argument(
+                "--entity-column",
+                help="column of integer entity ids when the table is resolved already",
+            )
+            action.add_argument("--min-score", type=_min_score, default=None)
+            action.add_argument("--model", help="decide with a saved model")
+            action.add_argument("--seed", type=int, default=1, help="random seed (1)")
+            action.add_argument(
+                "--overwrite", action="store_true", help="replace an existing folder"
+            )
+        if name == "add":
+            action.add_argument(
+                "--entity-column", help="column of the records' integer entity ids"
+            )
+        if name in ("query", "resolve"):
+            action.add_argument(
+                "-o", "--output", default="-", help="output file (stdout)"
+            )
+        if name == "query":
+            action.add_argument(
+                "-k", type=_positive, default=10, help="matches kept per record (10)"
+            )
+            action.add_argument(
+                "--matches", action="store_true", help="write only the matches"
+            )
+            action.add_argument(
+                "--digits", type=_digits, default=4, help="decimals of scores (4)"
+            )
+        if name == "resolve":
+            action.add_argument(
+                "--id-column", default="cluster_id", help="id column added (cluster_id)"
+            )
+
     plan_parser = commands.add_parser(
         "plan", help="bands × rows for a similarity threshold, with its S-curve"
     )
@@ -1005,6 +1147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "plan": lambda: run_plan(arguments, out),
         "dedupe": lambda: run_dedupe(arguments, say),
         "link": lambda: run_link(arguments, say),
+        "index": lambda: run_index(arguments, say),
     }
     try:
         code = commands[arguments.command]()
