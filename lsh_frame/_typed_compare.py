@@ -697,6 +697,16 @@ def date_scores(
     return result
 
 
+#: Pairs from which rapidfuzz compares on every core: starting its threads
+#: costs about a millisecond, more than a few thousand comparisons.
+THREADED_FUZZY_PAIRS = 5_000
+
+
+def fuzzy_workers(pairs: int) -> int:
+    """Return rapidfuzz's ``workers`` for this many pairs: one thread for a few."""
+    return -1 if pairs >= THREADED_FUZZY_PAIRS else 1
+
+
 def _ratio(
     first: npt.NDArray[np.object_], second: npt.NDArray[np.object_]
 ) -> npt.NDArray[np.float64]:
@@ -706,7 +716,7 @@ def _ratio(
             first,
             second,
             scorer=distance.Indel.normalized_similarity,
-            workers=-1,
+            workers=fuzzy_workers(len(first)),
             dtype=np.float64,
         ),
         dtype=np.float64,

@@ -47,6 +47,7 @@ from lsh_frame._typed_compare import (
     TYPED_COMPARISONS,
     TypedColumn,
     auto_typed_comparison,
+    fuzzy_workers,
     typed_scores,
     typed_values,
 )
@@ -236,7 +237,7 @@ def _fuzzy(
         strings[where[first]],
         strings[where[second]],
         scorer=scorer,
-        workers=-1,
+        workers=fuzzy_workers(first.size),
         dtype=np.float64,
     )
     return np.asarray(result, dtype=np.float64) / scale

@@ -118,9 +118,15 @@ class _KeyTable:
         self, keys: npt.NDArray[np.uint64]
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """Start and length of each key's run."""
-        starts = np.searchsorted(self.keys, keys, side="left")
-        stops = np.searchsorted(self.keys, keys, side="right")
-        return starts.astype(np.int64), (stops - starts).astype(np.int64)
+        # Sorted needles search far faster (each search starts where the last
+        # ended, in cache) than keys in record order.
+        order = np.argsort(keys, kind="stable")
+        needles = keys[order]
+        starts = np.empty(keys.size, dtype=np.int64)
+        stops = np.empty(keys.size, dtype=np.int64)
+        starts[order] = np.searchsorted(self.keys, needles, side="left")
+        stops[order] = np.searchsorted(self.keys, needles, side="right")
+        return starts, stops - starts
 
 
 @dataclass(frozen=True)
@@ -589,7 +595,6 @@ class Index:
     def _candidates(
         self,
         new: pd.DataFrame,
-        least: int,
         own: npt.NDArray[np.int64] | None = None,
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """Return ``(new row, record position, keys bit mask)`` of each candidate.
@@ -612,7 +617,7 @@ class Index:
         sides_iter = iter(sides)
         for number, key in enumerate(self._keys):
             if key.kind == "neighbours":
-                rows, positions = self._neighbours(new, key, least, own)
+                rows, positions = self._neighbours(new, key, own)
             else:
                 side = next(sides_iter)
                 rows, positions = self._key_matches(
@@ -664,7 +669,6 @@ class Index:
         self,
         new: pd.DataFrame,
         key: BlockingKey,
-        least: int,
         own: npt.NDArray[np.int64] | None,
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """Each new record's most similar records (as the dedupe budget keeps)."""
@@ -674,26 +678,26 @@ class Index:
         weights, looked_up = vocabulary.weigh(hashes)
         new_norms = _norms(records, weights, len(new))
         records, hashes = records[looked_up], hashes[looked_up]
-        order = np.lexsort((hashes, records))
-        records, hashes = records[order], hashes[order]
         n_index = self._alive.size
-        # Each segment keeps a record's neighbours by the budget of one table
-        # (as deduplicating all the records would), and at least ``least``.
-        chosen = dataclasses.replace(
-            DEDUPE, least=max(DEDUPE.least, least), most=max(DEDUPE.most, least)
-        )
-        budget = dataclasses.astuple(chosen)
+        # Each segment keeps a record's neighbours by the budget of one table,
+        # as deduplicating all the records would. Ranking only those the
+        # budget can keep assumes every neighbour counts: not when resolving,
+        # where a record meets itself (removed records are few; ignored).
+        chosen = DEDUPE
+        budget = dataclasses.astuple(chosen) if own is None else None
         queries, neighbours = [], []
         for segment in self._segments:
             tokens = segment.tokens
             assert tokens is not None
             if not tokens.hashes.size:
                 continue
-            at = np.minimum(
-                np.searchsorted(tokens.hashes, hashes), tokens.hashes.size - 1
-            )
+            # ``hashes`` are sorted: the searches run in order, in cache.
+            at = np.searchsorted(tokens.hashes, hashes)
+            at = np.minimum(at, tokens.hashes.size - 1)
             present = tokens.hashes[at] == hashes
-            query_records, query_tokens = records[present], at[present].astype(np.int64)
+            order = np.lexsort((at[present], records[present]))
+            query_records = records[present][order]
+            query_tokens = at[present][order].astype(np.int64)
             work = kernel.expansion_sizes(
                 query_records, query_tokens, tokens.postings, len(new)
             )
@@ -803,7 +807,7 @@ class Index:
         parts = []
         for first in range(0, len(new), QUERY_CHUNK):
             chunk = new.iloc[first : first + QUERY_CHUNK]
-            rows, positions, mask = self._candidates(chunk, k or 0)
+            rows, positions, mask = self._candidates(chunk)
             columns = self._scored(chunk, rows, positions, mask)
             part = self._ranked(chunk, rows, positions, mask, columns, k)
             parts.append(part)
@@ -1020,7 +1024,7 @@ class Index:
         for start in range(0, n, QUERY_CHUNK):
             chunk = new.iloc[start : start + QUERY_CHUNK]
             rows, positions, mask = self._candidates(
-                chunk, 0, own[start : start + QUERY_CHUNK]
+                chunk, own[start : start + QUERY_CHUNK]
             )
             match = np.asarray(self._scored(chunk, rows, positions, mask)["match"])
             rows, positions = rows[match] + start, positions[match]

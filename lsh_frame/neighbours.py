@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
+import pyarrow as pa
 import pyarrow.compute as pc
 import xxhash
 
@@ -106,21 +107,34 @@ def _salt(column: Hashable) -> np.uint64:
     return np.uint64(xxhash.xxh64_intdigest(b"value:" + repr(column).encode()))
 
 
-def _column_tokens(
-    values: pd.Series, column: Hashable, *, owner: str, record_bits: int
+#: Values tokenised in one pass: the columns of a small frame (a batch of new
+#: records) go together, each column of a large one on its own.
+GROUP_VALUES = 1 << 16
+
+
+def _values_tokens(
+    array: pa.Array,
+    salts: npt.NDArray[np.uint64],
+    n: int,
+    *,
+    record_bits: int,
 ) -> npt.NDArray[np.uint64]:
-    """One column's words, shingles and value, packed (see :func:`record_tokens`)."""
-    array = normalize(text_array(values, owner=owner), _NORMAL, whitespace=False)
+    """Words, shingles and whole values of some columns' values, packed.
+
+    ``array`` holds the columns' values one column after the other (``n``
+    per column), ``salts`` each value's column salt (see :func:`record_tokens`).
+    """
+    array = normalize(array, _NORMAL, whitespace=False)
     array = pc.replace_substring_regex(array, _PUNCTUATION, " ")
     points, offsets = codepoints(array)
     points, offsets = text_kernels.collapse_whitespace(points, offsets)
-    n = offsets.size - 1
+    values = offsets.size - 1
     shift = np.uint64(record_bits)
 
-    def pack(hashes: npt.NDArray[np.uint64], records: npt.NDArray[np.int64]) -> Any:
+    def pack(hashes: npt.NDArray[np.uint64], owners: npt.NDArray[np.int64]) -> Any:
         hashes >>= shift
         hashes <<= shift
-        hashes |= records.astype(np.uint64)
+        hashes |= (owners % max(n, 1)).astype(np.uint64)
         return hashes
 
     starts, ends, owners = hashing.word_spans(points, offsets)
@@ -131,7 +145,7 @@ def _column_tokens(
     parts.append(
         pack(
             shingles,
-            np.repeat(np.arange(n, dtype=np.int64), np.diff(shingle_offsets)),
+            np.repeat(np.arange(values, dtype=np.int64), np.diff(shingle_offsets)),
         )
     )
     del points, shingles
@@ -140,13 +154,13 @@ def _column_tokens(
     if words.size:
         position = np.arange(words.size, dtype=np.uint64) - _starts_of(owners)
         mixed = hashing.splitmix64(words + position * np.uint64(0x9E3779B97F4A7C15))
-        value = np.zeros(n, dtype=np.uint64)
+        value = np.zeros(values, dtype=np.uint64)
         np.add.at(value, owners, mixed)
-        present = np.bincount(owners, minlength=n) > 0
+        present = np.flatnonzero(np.bincount(owners, minlength=values) > 0)
         parts.append(
             pack(
-                hashing.splitmix64(value[present] ^ _salt(column)),
-                np.flatnonzero(present).astype(np.int64),
+                hashing.splitmix64(value[present] ^ salts[present]),
+                present.astype(np.int64),
             )
         )
     return np.concatenate(parts)
@@ -171,10 +185,21 @@ def record_tokens(
     bits of the token's 64-bit hash: one ``uint64`` per token, so that one
     value sort groups a token's records (see :func:`kernel.vocabulary`).
     """
-    parts = [
-        _column_tokens(frame[column], column, owner=owner, record_bits=record_bits)
-        for column in columns
-    ]
+    n = len(frame)
+    per_pass = max(1, GROUP_VALUES // max(n, 1))
+    parts = []
+    for first in range(0, len(columns), per_pass):
+        chosen = list(columns[first : first + per_pass])
+        texts = [text_array(frame[column], owner=owner) for column in chosen]
+        salts = np.repeat(np.array([_salt(column) for column in chosen]), n)
+        parts.append(
+            _values_tokens(
+                texts[0] if len(texts) == 1 else pa.concat_arrays(texts),
+                salts,
+                n,
+                record_bits=record_bits,
+            )
+        )
     if not parts:
         return np.empty(0, np.uint64)
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
