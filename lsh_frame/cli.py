@@ -678,7 +678,10 @@ def run_index(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
         )
         say(f"  saved the index to {arguments.folder}")
         return OK
-    index = Index.load(arguments.folder)
+    try:
+        index = Index.load(arguments.folder)
+    except FileNotFoundError as error:
+        raise InputError(str(error)) from None
     new = _indexed(
         read_table(arguments.input, **csv_options), arguments.index_col, "input"
     )

@@ -91,6 +91,11 @@ QUERY_CHUNK = 20_000
 #: Segments of added records kept apart before :meth:`Index.add` merges them.
 MAX_SEGMENTS = 16
 _LABEL = "__label__"
+#: A new record joins an existing entity when it matches at least this share
+#: of the entity's records it was compared with (one false link to a relative
+#: does not make it a member). make_customers in ten batches, pair F1: 20,000
+#: records 0.9758 -> 0.9776, 50,000 0.9271 -> 0.9320, 100,000 0.7859 -> 0.7943.
+SUPPORT = 0.5
 
 
 # ----------------------------------------------------------------------------
@@ -1021,13 +1026,18 @@ class Index:
         base = self._alive.size - n
         own = np.arange(base, base + n, dtype=np.int64)
         firsts, seconds, matched_rows, matched_ids = [], [], [], []
+        candidate_rows, candidate_ids = [], []
         for start in range(0, n, QUERY_CHUNK):
             chunk = new.iloc[start : start + QUERY_CHUNK]
             rows, positions, mask = self._candidates(
                 chunk, own[start : start + QUERY_CHUNK]
             )
             match = np.asarray(self._scored(chunk, rows, positions, mask)["match"])
-            rows, positions = rows[match] + start, positions[match]
+            rows = rows + start
+            held = positions < base
+            candidate_rows.append(rows[held])
+            candidate_ids.append(self._entities[positions[held]])
+            rows, positions = rows[match], positions[match]
             among_new = positions >= base
             firsts.append(rows[among_new])
             seconds.append(positions[among_new] - base)
@@ -1035,11 +1045,15 @@ class Index:
             matched_ids.append(self._entities[positions[~among_new]])
         roots = components(n, _joined(firsts), _joined(seconds))
         ids, merges = self._assign(
-            roots, _joined(matched_rows), _joined(matched_ids), new.index
+            roots,
+            _joined(matched_rows),
+            _joined(matched_ids),
+            new.index,
+            (_joined(candidate_rows), _joined(candidate_ids)),
         )
+        matched = ids < self._next_id  # an existing entity's id
         self._entities[own] = ids
         self._next_id = max(self._next_id, int(ids.max(initial=-1)) + 1)
-        matched = np.isin(roots, roots[_joined(matched_rows)])
         result = new.copy()
         result[id_column] = ids
         result.attrs = {
@@ -1060,6 +1074,7 @@ class Index:
         matched_rows: npt.NDArray[np.int64],
         matched_ids: npt.NDArray[np.int64],
         labels: pd.Index,
+        candidates: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
     ) -> tuple[npt.NDArray[np.int64], list[dict[str, Any]]]:
         """Entity id of each new record, and the merges it would take.
 
@@ -1074,6 +1089,11 @@ class Index:
                 {"root": roots[matched_rows], "entity": matched_ids}
             ).value_counts()
             votes = votes.rename("links").reset_index()
+            compared = pd.DataFrame(
+                {"root": roots[candidates[0]], "entity": candidates[1]}
+            ).value_counts().rename("compared").reset_index()
+            votes = votes.merge(compared, on=["root", "entity"], how="left")
+            votes = votes[votes["links"] >= SUPPORT * votes["compared"]]
             # Most links first, then the smallest id: the entity kept.
             votes = votes.sort_values(
                 ["root", "links", "entity"], ascending=[True, False, True]
