@@ -1089,9 +1089,12 @@ class Index:
                 {"root": roots[matched_rows], "entity": matched_ids}
             ).value_counts()
             votes = votes.rename("links").reset_index()
-            compared = pd.DataFrame(
-                {"root": roots[candidates[0]], "entity": candidates[1]}
-            ).value_counts().rename("compared").reset_index()
+            compared = (
+                pd.DataFrame({"root": roots[candidates[0]], "entity": candidates[1]})
+                .value_counts()
+                .rename("compared")
+                .reset_index()
+            )
             votes = votes.merge(compared, on=["root", "entity"], how="left")
             votes = votes[votes["links"] >= SUPPORT * votes["compared"]]
             # Most links first, then the smallest id: the entity kept.
