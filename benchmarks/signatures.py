@@ -612,7 +612,7 @@ def collision_curve(num_perm: int) -> str:
     interval of a share of that many pairs around it.
     """
     from lsh_frame.config import MinHashConfig
-    from lsh_frame.minhash import _signer
+    from lsh_frame.minhash import signer
 
     random = np.random.default_rng(PAIR_SEED)
     rows = []
@@ -635,7 +635,7 @@ def collision_curve(num_perm: int) -> str:
             for scheme in ("affine32", "fss32"):
                 out = np.zeros((2 * CURVE_PAIRS, num_perm), dtype=np.uint32)
                 config = MinHashConfig(num_perm=num_perm, seed=SEED, scheme=scheme)
-                _signer(config)(values, offsets, out)
+                signer(config)(values, offsets, out)
                 agree = out[0::2] == out[1::2]
                 cells = [scheme, f"{size}", f"{truth:.3f}"]
                 for rows_, bands in CURVE_PLANS:

@@ -41,13 +41,15 @@ import pyarrow.compute as pc
 from lsh_frame._kernels import tfidf as kernel
 from lsh_frame._kernels.pairs import sorted_unique
 from lsh_frame.blocking import Field, _field_text
-from lsh_frame.shingle import codepoints, normalize
+from lsh_frame.shingle import (
+    ASCII_PUNCTUATION_CHARACTER,
+    PUNCTUATION_CHARACTER,
+    character_class,
+    codepoints,
+    normalize,
+)
 
 __all__ = ["DocumentFrequencies", "scores", "value_terms"]
-
-#: One punctuation or symbol character (each becomes one space, so positions
-#: in the split text agree with the text's).
-_PUNCTUATION_CHARACTER = r"[\p{P}\p{S}]"
 
 
 def value_terms(normalized: pa.Array) -> kernel.TermCounts:
@@ -61,7 +63,11 @@ def value_terms(normalized: pa.Array) -> kernel.TermCounts:
     """
     array = pc.fill_null(normalized, "").cast(pa.large_string())
     points, offsets = codepoints(array)
-    split = pc.replace_substring_regex(array, _PUNCTUATION_CHARACTER, " ")
+    split = pc.replace_substring_regex(
+        array,
+        character_class(array, PUNCTUATION_CHARACTER, ASCII_PUNCTUATION_CHARACTER),
+        " ",
+    )
     split_points, _ = codepoints(split)
     hashes, records, shares = kernel.word_tokens(points, split_points, offsets)
     return kernel.term_counts(hashes, records, shares, len(array))

@@ -81,6 +81,7 @@ Either comparison is NaN when either value is missing or does not parse.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -91,6 +92,11 @@ import pyarrow.compute as pc
 from rapidfuzz import distance, process
 
 from lsh_frame._typed_text import _wall_time
+from lsh_frame.shingle import (
+    ASCII_NOT_ALPHANUMERIC,
+    NOT_ALPHANUMERIC,
+    character_class,
+)
 
 __all__ = [
     "TYPED_COMPARISONS",
@@ -156,7 +162,18 @@ _YEAR_LAST = (
     rf"^(?P<first>\d{{1,2}})[-/.](?P<second>\d{{1,2}})[-/.](?P<year>\d{{4}}){_TIME}$"
 )
 _YEAR_ONLY = r"^(?P<year>\d{4})$"
-_EDGES = r"^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$"
+#: The date shapes in order, their fields, and one expression for all of them
+#: (each shape's groups numbered by its place: ``year0``, ``month0``, ...).
+_DATE_SHAPES = (_YEAR_FIRST, _COMPACT, _YEAR_LAST, _YEAR_ONLY)
+_DATE_FIELDS = {
+    pattern: re.findall(r"\(\?P<(\w+)>", pattern) for pattern in _DATE_SHAPES
+}
+_ANY_DATE = "^(?:{})$".format(
+    "|".join(
+        re.sub(r"\(\?P<(\w+)>", rf"(?P<\g<1>{number}>", pattern[1:-1])
+        for number, pattern in enumerate(_DATE_SHAPES)
+    )
+)
 _EMPTY = pa.scalar("", pa.large_string())
 
 
@@ -311,32 +328,39 @@ def parse_dates(text: pa.Array) -> DateValues:
     >>> parsed.days.tolist(), parsed.kind.tolist()
     ([-17845, -17845, -17845], [2, 2, 2])
     """
-    text = pc.replace_substring_regex(
-        pc.utf8_normalize(_as_string(text), "NFKC"), _EDGES, ""
-    )
+    text = pc.utf8_normalize(_as_string(text), "NFKC")
+    edge = character_class(text, NOT_ALPHANUMERIC, ASCII_NOT_ALPHANUMERIC)
+    text = pc.replace_substring_regex(text, f"^{edge}+|{edge}+$", "")
     size = len(text)
     year = np.zeros(size, dtype=np.int64)
     month = np.zeros(size, dtype=np.int64)
     day = np.zeros(size, dtype=np.int64)
     shaped = np.zeros(size, dtype=bool)
     year_only = np.zeros(size, dtype=bool)
-    for pattern in (_YEAR_FIRST, _COMPACT, _YEAR_LAST, _YEAR_ONLY):
-        parts = pc.extract_regex(text, pattern)
-        found = _bools(parts.is_valid()) & ~shaped & ~year_only
+    # The shapes exclude each other (each pattern is anchored at both ends),
+    # so one expression with an alternative per shape reads them all: one
+    # regular expression to compile, not four.
+    parts = pc.extract_regex(text, _ANY_DATE)
+    matched = _bools(parts.is_valid())
+    for number, pattern in enumerate(_DATE_SHAPES):
+        fields = {
+            name: parts.field(f"{name}{number}") for name in _DATE_FIELDS[pattern]
+        }
+        found = matched & _bools(pc.not_equal(fields["year"], ""))
         if not found.any():
             continue
-        fields = {name: _integers(parts.field(name)) for name in _names(parts)}
-        year[found] = fields["year"][found]
+        values = {name: _integers(field) for name, field in fields.items()}
+        year[found] = values["year"][found]
         if pattern == _YEAR_ONLY:
             year_only |= found
             continue
         if pattern == _YEAR_LAST:
-            first, second = fields["first"], fields["second"]
+            first, second = values["first"], values["second"]
             month_first = (second > 12) & (first <= 12)
-            fields["month"] = np.where(month_first, first, second)
-            fields["day"] = np.where(month_first, second, first)
-        month[found] = fields["month"][found]
-        day[found] = fields["day"][found]
+            values["month"] = np.where(month_first, first, second)
+            values["day"] = np.where(month_first, second, first)
+        month[found] = values["month"][found]
+        day[found] = values["day"][found]
         shaped |= found
     in_range = (year >= 1) & (year <= 9999)
     year_only &= in_range

@@ -15,6 +15,7 @@ reported, and the number of pairs is computed before any pair is built.
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from collections.abc import Hashable, Sequence
@@ -29,7 +30,7 @@ import pyarrow.compute as pc
 import xxhash
 
 from lsh_frame import _progress
-from lsh_frame._arrow import MinHashType, check_compatible, signature_matrix
+from lsh_frame._arrow import MinHashType, check_compatible, signature_matrix, value_type
 from lsh_frame._kernels import hashing
 from lsh_frame._kernels import keys as key_kernels
 from lsh_frame._kernels import pairs as pair_kernels
@@ -53,9 +54,14 @@ from lsh_frame.errors import (
 )
 from lsh_frame.identical import IDENTICAL, IdenticalRows, group_rows, row_hashes
 from lsh_frame.lsh import LshPlan, plan, plan_for_budget
-from lsh_frame.minhash import sign_array
+from lsh_frame.minhash import sign_array, signer
 from lsh_frame.neighbours import NeighbourPairs
-from lsh_frame.shingle import normalize, normalized_codepoints, text_array
+from lsh_frame.shingle import (
+    SMALL_BATCH_VALUES,
+    normalize,
+    normalized_codepoints,
+    text_array,
+)
 from lsh_frame.vectors import (
     VECTOR_KINDS,
     band_keys_from_bits,
@@ -247,7 +253,7 @@ class Field:
             return self.name
         return "+".join(str(column) for column in self.columns)
 
-    @property
+    @functools.cached_property
     def shingle_config(self) -> ShingleConfig:
         """The :class:`~lsh_frame.ShingleConfig` of this field's tokens."""
         return ShingleConfig(
@@ -362,6 +368,12 @@ def field_signatures(
     # for the "fss32" sketch, whose slots a fallback value can fill.
     config = MinHashConfig(num_perm=num_perm, seed=seed, shingle=spec.shingle_config)
     assert config.scheme != "fss32"
+    if (
+        config.shingle.kind == "char"
+        and len(spec.columns) > 1
+        and len(frame) * len(spec.columns) <= SMALL_BATCH_VALUES
+    ):
+        return _pooled_signatures(frame, spec, config, owner)
     combined: npt.NDArray | None = None
     any_valid = np.zeros(len(frame), dtype=bool)
     for column in spec.columns:
@@ -379,6 +391,48 @@ def field_signatures(
     assert combined is not None
     combined[~any_valid] = 0
     return combined, any_valid
+
+
+def _pooled_signatures(
+    frame: pd.DataFrame, spec: Field, config: MinHashConfig, owner: str
+) -> tuple[npt.NDArray, npt.NDArray[np.bool_]]:
+    """Sign a few records' columns as one pooled token set each.
+
+    The same signatures as signing column by column and taking the minimum
+    (MinHash of a union is the minimum of the MinHashes), in one pass over
+    all the columns: for a batch of new records the passes, not the values,
+    are the cost.
+    """
+    n, columns = len(frame), spec.columns
+    texts = [text_array(frame[column], owner=owner) for column in columns]
+    k = config.shingle.k
+    assert k is not None
+    tags = np.repeat(
+        np.array(
+            [
+                hashing.token_tag("char", k, _salt(column) if spec.tag_columns else 0)
+                for column in columns
+            ],
+            dtype=np.uint64,
+        ),
+        n,
+    )
+    points, offsets = normalized_codepoints(pa.concat_arrays(texts), config.shingle)
+    hashes, token_offsets = hashing.char_shingles(points, offsets, k, tags)
+    # Value v belongs to record v % n: regroup the tokens by record.
+    owners = np.repeat(
+        np.arange(len(columns) * n, dtype=np.int64) % max(n, 1), np.diff(token_offsets)
+    )
+    order = np.argsort(owners, kind="stable")
+    counts = np.bincount(owners, minlength=n)
+    record_offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    dtype = value_type(config.scheme).to_pandas_dtype()
+    matrix = np.zeros((n, config.num_perm), dtype=dtype)
+    valid = counts > 0
+    if n:
+        signer(config)(hashes[order], record_offsets, matrix)
+    matrix[~valid] = 0
+    return matrix, valid
 
 
 def _field_text(frame: pd.DataFrame, spec: Field, *, owner: str) -> pa.Array:

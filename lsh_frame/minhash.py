@@ -127,7 +127,7 @@ def make_config(
 Signer = Callable[[npt.NDArray[np.uint64], npt.NDArray[np.int64], npt.NDArray], None]
 
 
-def _signer(config: MinHashConfig) -> Signer:
+def signer(config: MinHashConfig) -> Signer:
     """Return ``sign(token_hashes, offsets, out)`` for the configuration's scheme."""
     if config.scheme == "fss32":
         a, b = sketch.parameters(config.seed, config.num_perm)
@@ -188,12 +188,12 @@ def sign_array(
     dtype = value_type(config.scheme).to_pandas_dtype()
     matrix = np.zeros((n, config.num_perm), dtype=dtype)
     valid = np.zeros(n, dtype=bool)
-    signer = _signer(config)
+    sign = signer(config)
 
     def sign_chunk(start: int) -> None:
         stop = min(start + chunk_size, n)
         tokens = tokenize(array.slice(start, stop - start), config.shingle, salt=salt)
-        signer(tokens.hashes, tokens.offsets, matrix[start:stop])
+        sign(tokens.hashes, tokens.offsets, matrix[start:stop])
         valid[start:stop] = tokens.counts > 0
 
     run_in_chunks(n, chunk_size, workers, sign_chunk)

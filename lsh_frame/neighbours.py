@@ -42,7 +42,15 @@ from lsh_frame._kernels import text as text_kernels
 from lsh_frame._labels import hash_labels, hash_values
 from lsh_frame.config import ShingleConfig
 from lsh_frame.errors import TooManyPairsError
-from lsh_frame.shingle import codepoints, normalize, text_array
+from lsh_frame.shingle import (
+    ASCII_PUNCTUATION_CHARACTER,
+    PUNCTUATION_CHARACTER,
+    SMALL_BATCH_VALUES,
+    character_class,
+    codepoints,
+    normalize,
+    text_array,
+)
 
 __all__ = [
     "DEDUPE",
@@ -97,7 +105,6 @@ SIDE_RATIO = 4
 #: Postings visited per chunk: bounds the temporary arrays (~16 bytes each).
 CHUNK_WORK = 500_000
 
-_PUNCTUATION = r"[\p{P}\p{S}]+"
 _NORMAL = ShingleConfig(kind="word", k=1)
 _WORD_TAG = hashing.token_tag("word", 1, 0x6E65696768626F72)
 _CHAR_TAG = hashing.token_tag("char", 3, 0x6E65696768626F72)
@@ -105,11 +112,6 @@ _CHAR_TAG = hashing.token_tag("char", 3, 0x6E65696768626F72)
 
 def _salt(column: Hashable) -> np.uint64:
     return np.uint64(xxhash.xxh64_intdigest(b"value:" + repr(column).encode()))
-
-
-#: Values tokenised in one pass: the columns of a small frame (a batch of new
-#: records) go together, each column of a large one on its own.
-GROUP_VALUES = 1 << 16
 
 
 def _values_tokens(
@@ -125,7 +127,10 @@ def _values_tokens(
     per column), ``salts`` each value's column salt (see :func:`record_tokens`).
     """
     array = normalize(array, _NORMAL, whitespace=False)
-    array = pc.replace_substring_regex(array, _PUNCTUATION, " ")
+    punctuation = character_class(
+        array, PUNCTUATION_CHARACTER, ASCII_PUNCTUATION_CHARACTER
+    )
+    array = pc.replace_substring_regex(array, punctuation + "+", " ")
     points, offsets = codepoints(array)
     points, offsets = text_kernels.collapse_whitespace(points, offsets)
     values = offsets.size - 1
@@ -186,7 +191,7 @@ def record_tokens(
     value sort groups a token's records (see :func:`kernel.vocabulary`).
     """
     n = len(frame)
-    per_pass = max(1, GROUP_VALUES // max(n, 1))
+    per_pass = max(1, SMALL_BATCH_VALUES // max(n, 1))
     parts = []
     for first in range(0, len(columns), per_pass):
         chosen = list(columns[first : first + per_pass])

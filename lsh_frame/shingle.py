@@ -32,7 +32,25 @@ __all__ = [
 
 # Python's str.isspace() set, as an RE2 class, so collapsing agrees with split().
 _WHITESPACE_RUN = r"[\t\n\x{0B}\f\r\x{1C}-\x{1F}\x{85}\p{Z}]+"
-_PUNCTUATION = r"[\p{P}\p{S}]+"
+#: The same classes over ASCII text (tested equal on every ASCII character):
+#: a Unicode class costs RE2 about a millisecond to compile at every call,
+#: which for a batch of a few new records is most of the work.
+PUNCTUATION_CHARACTER = r"[\p{P}\p{S}]"
+ASCII_PUNCTUATION_CHARACTER = r"[!-/:-@\[-`{-~]"
+NOT_ALPHANUMERIC = r"[^\p{L}\p{N}]"
+ASCII_NOT_ALPHANUMERIC = r"[^0-9A-Za-z]"
+
+
+def is_ascii(array: pa.Array) -> bool:
+    """Tell whether every value of a string array is ASCII (nulls aside)."""
+    return len(array) == 0 or bool(pc.all(pc.string_is_ascii(array)).as_py())
+
+
+def character_class(array: pa.Array, unicode: str, ascii: str) -> str:
+    """Return the ASCII form of a character class for ASCII text (cheaper)."""
+    return ascii if is_ascii(array) else unicode
+
+
 _COMBINING_MARKS = r"\p{Mn}+"
 _EMPTY = pa.scalar("", pa.large_string())
 _SPACE = pa.scalar(" ", pa.large_string())
@@ -72,6 +90,12 @@ def text_array(values: pd.Series, *, owner: str) -> pa.Array:
     return canonical_text(values, owner=owner)
 
 
+#: Values processed in one pass over several columns: the columns of a small
+#: frame (a batch of new records) go together, where the passes cost more than
+#: the values; each column of a large frame goes on its own.
+SMALL_BATCH_VALUES = 1 << 16
+
+
 def normalize(
     array: pa.Array, config: ShingleConfig, *, whitespace: bool = True
 ) -> pa.Array:
@@ -88,7 +112,7 @@ def normalize(
     >>> normalize(pa.array(["  José  O'Brien "]), cfg).to_pylist()
     ['jose obrien']
     """
-    ascii_only = len(array) == 0 or pc.all(pc.string_is_ascii(array)).as_py()
+    ascii_only = is_ascii(array)
     if not ascii_only:
         if config.unicode_form is not None:
             array = pc.utf8_normalize(array, form=config.unicode_form)
@@ -99,7 +123,10 @@ def normalize(
     if config.lowercase:
         array = pc.ascii_lower(array) if ascii_only else pc.utf8_lower(array)
     if config.strip_punctuation:
-        array = pc.replace_substring_regex(array, _PUNCTUATION, "")
+        punctuation = (
+            ASCII_PUNCTUATION_CHARACTER if ascii_only else PUNCTUATION_CHARACTER
+        )
+        array = pc.replace_substring_regex(array, punctuation + "+", "")
     if (
         config.collapse_whitespace
         and whitespace

@@ -589,3 +589,23 @@ def test_label_hashes_are_stable_for_labels_pandas_cannot_hash():
         env={**os.environ, "PYTHONHASHSEED": "123"},
     )
     assert other.stdout.strip() == str(hashes.tolist())
+
+
+@pytest.mark.parametrize("tag_columns", [True, False])
+@pytest.mark.parametrize("rows", [1, 3, 40])
+def test_few_records_are_signed_in_one_pass_as_column_by_column(
+    monkeypatch, tag_columns, rows
+):
+    """Pooled signing of a small batch equals the minimum of column signatures."""
+    from lsh_frame import blocking as module
+
+    frame = lf.datasets.make_customers(60, seed=3).drop(columns="entity_id")
+    frame.iloc[1, :] = None
+    frame.iloc[2, 1] = ""
+    frame = frame.iloc[:rows]
+    spec = lf.Field(list(frame.columns), tag_columns=tag_columns)
+    pooled = module.field_signatures(frame, spec, num_perm=64, seed=3, owner="test")
+    monkeypatch.setattr(module, "SMALL_BATCH_VALUES", 0)
+    apart = module.field_signatures(frame, spec, num_perm=64, seed=3, owner="test")
+    assert np.array_equal(pooled[0], apart[0])
+    assert np.array_equal(pooled[1], apart[1])

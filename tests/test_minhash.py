@@ -15,7 +15,7 @@ import lsh_frame as lf
 from lsh_frame._arrow import signature_matrix
 from lsh_frame._kernels import minhash as kernels
 from lsh_frame._kernels import sketch
-from lsh_frame.minhash import _signer
+from lsh_frame.minhash import signer
 
 NAMES = pd.Series(
     ["john smith", "jon smith", "smith john", "mary o'brien", "東京タワー", "Zoë",
@@ -85,7 +85,7 @@ def test_bands_collide_as_the_s_curve_says(scheme):
     offsets = np.concatenate([[0], np.cumsum([s.size for s in sets])]).astype(np.int64)
     config = lf.MinHashConfig(num_perm=num_perm, scheme=scheme)
     out = np.zeros((len(sets), num_perm), dtype=np.uint32)
-    _signer(config)(values, offsets, out)
+    signer(config)(values, offsets, out)
     agree = out[0::2] == out[1::2]
     for rows in (2, 4, 8):
         bands = agree.reshape(pairs, -1, rows).all(axis=2).mean(axis=1)

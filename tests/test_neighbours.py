@@ -307,3 +307,18 @@ def test_only_neighbours_select_could_keep_are_dropped_before_ranking(groups, bu
     positions = np.flatnonzero(rankable)
     assert positions[kept_some].tolist() == np.flatnonzero(kept_all).tolist()
     assert ranks_some.tolist() == ranks_all.tolist()
+
+
+def test_a_small_frame_is_tokenised_in_one_pass_as_column_by_column(monkeypatch):
+    """Columns tokenised together give exactly the tokens of one at a time."""
+    from lsh_frame import neighbours as module
+
+    frame = lf.datasets.make_customers(80, seed=5).drop(columns="entity_id")
+    frame["amount"] = np.arange(len(frame)) * 2.5
+    frame.iloc[3, :] = None
+    columns = list(frame.columns)
+    together = np.sort(module.record_tokens(frame, columns, owner="t", record_bits=8))
+    monkeypatch.setattr(module, "SMALL_BATCH_VALUES", 0)
+    apart = np.sort(module.record_tokens(frame, columns, owner="t", record_bits=8))
+    assert together.size > 1_000
+    assert np.array_equal(together, apart)

@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 import reference
 from hypothesis import given
@@ -209,3 +210,22 @@ def test_surrogate_escaped_categories_name_the_row():
     assert frame["name"].notna().all()
     with pytest.raises(lf.ColumnTypeError, match=r"row label 'c'"):
         frame.lsh.shingles("name")
+
+
+@pytest.mark.parametrize(
+    ("unicode", "ascii"),
+    [
+        (shingle.PUNCTUATION_CHARACTER, shingle.ASCII_PUNCTUATION_CHARACTER),
+        (shingle.NOT_ALPHANUMERIC, shingle.ASCII_NOT_ALPHANUMERIC),
+    ],
+)
+def test_ascii_character_classes_match_the_unicode_ones(unicode, ascii):
+    """The cheap ASCII classes used on ASCII text say the same of every character."""
+    characters = pa.array([chr(code) for code in range(128)], pa.large_string())
+    assert (
+        pc.match_substring_regex(characters, unicode).to_pylist()
+        == pc.match_substring_regex(characters, ascii).to_pylist()
+    )
+    assert shingle.character_class(characters, unicode, ascii) == ascii
+    accented = pa.array(["é"], pa.large_string())
+    assert shingle.character_class(accented, unicode, ascii) == unicode

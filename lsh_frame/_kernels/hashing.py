@@ -53,12 +53,12 @@ def char_shingles(
     codepoints: npt.NDArray[np.uint32],
     offsets: npt.NDArray[np.int64],
     k: int,
-    tag: np.uint64,
+    tag: np.uint64 | npt.NDArray[np.uint64],
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
     """Hash every window of ``k`` code points that lies inside one record.
 
     Returns the hashes in record order and the ``n + 1`` CSR offsets. Records
-    shorter than ``k`` get no shingles.
+    shorter than ``k`` get no shingles. ``tag`` is one tag, or one per record.
     """
     total = codepoints.size
     lengths = np.diff(offsets)
@@ -79,7 +79,10 @@ def char_shingles(
         position = ends - back
         invalid[position[position >= starts]] = True
     values = values[~invalid[:windows]]
-    values ^= tag
+    if np.ndim(tag):  # one tag per record
+        values ^= np.repeat(np.asarray(tag, dtype=U64), counts)
+    else:
+        values ^= tag
     return splitmix64(values), token_offsets
 
 

@@ -224,6 +224,10 @@ class SetTable:
         padded = True
         for index, width in enumerate(_WIDTHS):
             rows = np.flatnonzero(row_class == index)
+            if not rows.size:  # few values (a batch of new records) fill few
+                empty = np.empty((0, width), dtype=np.uint64)
+                classes.append((empty, empty))
+                continue
             row_slot[rows] = np.arange(rows.size)
             matrix, valid = padded_sets(
                 hashes[gather(offsets, rows)],
