@@ -476,6 +476,33 @@ def _exact_keys(
     return keys[:, None], valid
 
 
+def _exact_keys_together(
+    frame: pd.DataFrame, specs: list[Field], *, owner: str
+) -> dict[str, SideKeys]:
+    """The exact keys of several fields of one configuration, in one pass.
+
+    The keys of :func:`_exact_keys`, for a few records (a batch of new ones),
+    where one pass over all the fields costs far less than one per field.
+    """
+    n = len(frame)
+    texts = [_field_text(frame, spec, owner=owner) for spec in specs]
+    points, offsets = normalized_codepoints(
+        pa.concat_arrays(texts), specs[0].shingle_config
+    )
+    starts, ends = offsets[:-1], offsets[1:]
+    hashes = hashing.word_hashes(points, starts, ends)
+    result = {}
+    for number, spec in enumerate(specs):
+        part = slice(number * n, (number + 1) * n)
+        result[spec.label] = SideKeys(
+            keys=(hashes[part] ^ np.uint64(_salt(spec.label)))[:, None],
+            valid=ends[part] > starts[part],
+            frame=frame,
+            field=spec,
+        )
+    return result
+
+
 def _sample_text(side: SideKeys, position: int) -> str:
     """Return the normalised text of one record of a field, to show buckets."""
     if _stored_config(side.frame, side.field) is not None:
@@ -1231,7 +1258,13 @@ def table_keys(
     (by label); ``keyed`` which records a neighbours key could look up (by the
     key's position), which has no keys of its own: its side keeps none.
     """
-    exact, signatures, keyed = exact or {}, signatures or {}, keyed or {}
+    exact, signatures, keyed = dict(exact or {}), signatures or {}, keyed or {}
+    pending = [key.field for key in keys if key.kind == "exact"]
+    pending = [spec for spec in pending if spec.label not in exact]
+    if 1 < len(pending) and len(table) * len(pending) <= SMALL_BATCH_VALUES:
+        for config in {spec.shingle_config for spec in pending}:
+            alike = [spec for spec in pending if spec.shingle_config == config]
+            exact.update(_exact_keys_together(table, alike, owner=owner))
     result = []
     for index, key in enumerate(keys):
         if key.kind == "neighbours":

@@ -142,31 +142,65 @@ class _Encoded:
     left: npt.NDArray[np.int64]
     right: npt.NDArray[np.int64]
     raw: pa.Array
+    #: The token sets of every entry, when several fields share them.
+    every_set: _ValueSets | None = None
 
 
 def _encode(
     spec: Field, left: pd.DataFrame, right: pd.DataFrame | None, owner: str
 ) -> _Encoded:
-    arrays = [_field_text(left, spec, owner=owner)]
-    if right is not None:
-        arrays.append(_field_text(right, spec, owner=owner))
+    return _encode_together([spec], left, right, owner)[spec.label]
+
+
+def _encode_together(
+    specs: list[Field], left: pd.DataFrame, right: pd.DataFrame | None, owner: str
+) -> dict[str, _Encoded]:
+    """Encode several fields of one shingle configuration in one dictionary.
+
+    Every comparison looks a pair's values up by their codes, so fields can
+    share a dictionary: for a few pairs (a batch of new records) one pass over
+    all the fields costs far less than one per field.
+    """
+    config = specs[0].shingle_config
+    assert all(spec.shingle_config == config for spec in specs)
+    arrays = []
+    for spec in specs:
+        arrays.append(_field_text(left, spec, owner=owner))
+        if right is not None:
+            arrays.append(_field_text(right, spec, owner=owner))
     raw = pa.concat_arrays(arrays) if len(arrays) > 1 else arrays[0]
     # Normalise each distinct raw value once: far cheaper than normalising
     # every record. Raw values that normalise alike keep their own codes (a
     # second encoding costs more than it saves); every comparison of their
     # normalised text still gives exactly what equal codes give.
     encoded = raw.dictionary_encode()
-    normalized = normalize(encoded.dictionary, spec.shingle_config)
+    normalized = normalize(encoded.dictionary, config)
     blank = pc.fill_null(pc.equal(normalized, ""), True).to_numpy(zero_copy_only=False)
     recode = np.append(np.where(blank, -1, np.arange(blank.size)), -1)
     codes = recode[pc.fill_null(encoded.indices, -1).to_numpy()]
-    split = len(left)
-    return _Encoded(
-        dictionary=normalized,
-        left=codes[:split],
-        right=codes[split:] if right is not None else codes,
-        raw=encoded.dictionary,
+    # Few values: shingle every entry once, for all the fields.
+    every_set = (
+        _value_sets(normalized, np.arange(len(normalized)), specs[0], None)
+        if len(specs) > 1
+        else None
     )
+    result = {}
+    start = 0
+    for spec in specs:
+        left_codes = codes[start : start + len(left)]
+        start += len(left)
+        right_codes = left_codes
+        if right is not None:
+            right_codes = codes[start : start + len(right)]
+            start += len(right)
+        result[spec.label] = _Encoded(
+            dictionary=normalized,
+            left=left_codes,
+            right=right_codes,
+            raw=encoded.dictionary,
+            every_set=every_set,
+        )
+    return result
 
 
 def comparison_rows(table: pd.DataFrame) -> pd.DataFrame:
@@ -332,8 +366,10 @@ def _score_text_field(
     estimate_config: MinHashConfig | None,
     owner: str,
     frequencies: _tfidf.DocumentFrequencies | None = None,
+    encoded: _Encoded | None = None,
 ) -> dict[str, npt.NDArray[np.float64]]:
-    encoded = _encode(spec, left, right, owner)
+    if encoded is None:
+        encoded = _encode(spec, left, right, owner)
     first = encoded.left[left_positions]
     second = encoded.right[right_positions]
     present = (first >= 0) & (second >= 0)
@@ -351,15 +387,20 @@ def _score_text_field(
     # Equal values have Jaccard 1 whenever they have a shingle at all; for
     # character shingles their length says so, without shingling them.
     cheap_equal = spec.shingle == "char" and estimate_config is None
-    value_sets = _value_sets(
-        encoded.dictionary,
-        sorted_unique(
-            np.concatenate(
-                [distinct_low, distinct_high] + ([] if cheap_equal else [first[equal]])
-            )
-        ),
-        spec,
-        estimate_config,
+    value_sets = (
+        encoded.every_set
+        if encoded.every_set is not None and estimate_config is None
+        else _value_sets(
+            encoded.dictionary,
+            sorted_unique(
+                np.concatenate(
+                    [distinct_low, distinct_high]
+                    + ([] if cheap_equal else [first[equal]])
+                )
+            ),
+            spec,
+            estimate_config,
+        )
     )
     columns: dict[str, npt.NDArray[np.float64]] = {}
 
@@ -851,9 +892,20 @@ def score_fields(
             else None,
             owner=owner,
             frequencies=plan.frequencies.get(spec.label),
+            encoded=shared.get(spec.label),
         )
 
     specs = plan.specs
+    shared: dict[str, _Encoded] = {}
+    if len(left_positions) < THREADED_PAIRS:
+        # A few pairs: the fields of one shingle configuration in one pass.
+        groups: dict[Any, list[Field]] = {}
+        for spec in specs:
+            if plan.comparisons[spec.label] not in (*VECTOR_KINDS, "estimate"):
+                groups.setdefault(spec.shingle_config, []).append(spec)
+        for group in groups.values():
+            if len(group) > 1:
+                shared.update(_encode_together(group, left, right, owner))
     _progress.step(
         f"scoring {len(specs)} field{'s' if len(specs) != 1 else ''}",
         total=len(specs) * len(left_positions),

@@ -742,9 +742,7 @@ class Index:
         distinct, local = np.unique(positions, return_inverse=True)
         saved = self._rows(distinct)
         plan = self._plan
-        columns = score_fields(
-            plan, saved, new.reset_index(drop=True), local.astype(np.int64), rows, owner
-        )
+        columns = score_fields(plan, saved, new, local.astype(np.int64), rows, owner)
         levels = plan.levels(field_scores(plan, columns))
         model = plan.given_model
         alone = mask == self._neighbours_bit()
@@ -811,7 +809,11 @@ class Index:
             k = check_int(k, "k", owner, minimum=1)
         parts = []
         for first in range(0, len(new), QUERY_CHUNK):
-            chunk = new.iloc[first : first + QUERY_CHUNK]
+            chunk = (
+                new
+                if len(new) <= QUERY_CHUNK
+                else new.iloc[first : first + QUERY_CHUNK]
+            )
             rows, positions, mask = self._candidates(chunk)
             columns = self._scored(chunk, rows, positions, mask)
             part = self._ranked(chunk, rows, positions, mask, columns, k)

@@ -609,3 +609,24 @@ def test_few_records_are_signed_in_one_pass_as_column_by_column(
     apart = module.field_signatures(frame, spec, num_perm=64, seed=3, owner="test")
     assert np.array_equal(pooled[0], apart[0])
     assert np.array_equal(pooled[1], apart[1])
+
+
+def test_a_few_records_get_their_exact_keys_in_one_pass(monkeypatch):
+    """Exact keys of several fields together equal those of one field at a time."""
+    from lsh_frame import blocking as module
+
+    frame = lf.datasets.make_customers(50, seed=8).drop(columns="entity_id")
+    frame.iloc[2, :] = None
+    frame.iloc[3, 5] = "  "
+    keys = [
+        module.BlockingKey(module.identifier_field(column), "exact")
+        for column in ["phone", "email", "date_of_birth", "postcode"]
+    ] + [module.BlockingKey(lf.Field("surname", blocking="exact"), "exact")]
+    together = module.table_keys(frame, keys, num_perm=64, seed=1, owner="t")
+    monkeypatch.setattr(module, "SMALL_BATCH_VALUES", 0)
+    apart = module.table_keys(frame, keys, num_perm=64, seed=1, owner="t")
+    for one, other in zip(together, apart, strict=True):
+        # Records without a key hold whatever; only keyed records count.
+        assert np.array_equal(one.valid, other.valid)
+        assert np.array_equal(one.keys[one.valid], other.keys[other.valid])
+    assert not together[0].valid[2] and together[0].valid.sum() > 40

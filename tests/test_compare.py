@@ -868,3 +868,37 @@ def test_fuzzy_comparisons_receive_at_most_the_bound(monkeypatch):
     assert max(seen) == compare.FUZZY_MAX_CHARS  # cut, in characters
     assert sorted(set(seen)) == [11, 3_000, compare.FUZZY_MAX_CHARS]
     assert scored["text_score"].tolist()[0] == 1.0  # equal prefixes
+
+
+def test_a_few_pairs_score_in_one_pass_as_field_by_field(monkeypatch):
+    """Fields sharing one dictionary (a few pairs) score exactly as one by one."""
+    from lsh_frame import compare as module
+
+    people = lf.datasets.make_customers(300, seed=9)
+    frame = people.drop(columns="entity_id").assign(
+        amount=np.linspace(1.0, 99.0, len(people)),
+        born=pd.to_datetime(people["date_of_birth"], errors="coerce"),
+        note=people["street_address"] + " near " + people["city"] + " " * 3,
+    )
+    frame.iloc[4, :3] = None
+    fields = [
+        "given_name",
+        "surname",
+        lf.Field(["street_address", "city"]),
+        lf.Field("email", shingle="word"),
+        "date_of_birth",
+        "amount",
+        "born",
+        lf.Field("note", compare="tfidf"),
+        lf.Field("phone", compare="jaro_winkler", strip_punctuation=True),
+    ]
+    rng = np.random.default_rng(2)
+    pairs = pd.DataFrame(
+        {"left": rng.integers(0, 300, 60), "right": rng.integers(0, 300, 60)}
+    )
+    pairs = pairs[pairs["left"] != pairs["right"]]
+    together = lf.score(frame, pairs, fields, min_score=0.7)
+    monkeypatch.setattr(module, "THREADED_PAIRS", 0)
+    apart = lf.score(frame, pairs, fields, min_score=0.7)
+    pd.testing.assert_frame_equal(together, apart)
+    assert together["match"].any()
