@@ -1261,7 +1261,7 @@ def table_keys(
     exact, signatures, keyed = dict(exact or {}), signatures or {}, keyed or {}
     pending = [key.field for key in keys if key.kind == "exact"]
     pending = [spec for spec in pending if spec.label not in exact]
-    if 1 < len(pending) and len(table) * len(pending) <= SMALL_BATCH_VALUES:
+    if len(pending) > 1 and len(table) * len(pending) <= SMALL_BATCH_VALUES:
         for config in {spec.shingle_config for spec in pending}:
             alike = [spec for spec in pending if spec.shingle_config == config]
             exact.update(_exact_keys_together(table, alike, owner=owner))
