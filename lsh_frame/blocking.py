@@ -479,7 +479,7 @@ def _exact_keys(
 def _exact_keys_together(
     frame: pd.DataFrame, specs: list[Field], *, owner: str
 ) -> dict[str, SideKeys]:
-    """The exact keys of several fields of one configuration, in one pass.
+    """Compute the exact keys of several fields of one configuration at once.
 
     The keys of :func:`_exact_keys`, for a few records (a batch of new ones),
     where one pass over all the fields costs far less than one per field.
