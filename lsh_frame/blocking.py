@@ -45,7 +45,14 @@ from lsh_frame._validation import (
     refuse_set,
     right_columns,
 )
-from lsh_frame.config import Comparison, MinHashConfig, ShingleConfig, ShingleKind
+from lsh_frame.config import (
+    NEIGHBOURS_KEY,
+    RECORD_KEY,
+    Comparison,
+    MinHashConfig,
+    ShingleConfig,
+    ShingleKind,
+)
 from lsh_frame.errors import (
     ColumnError,
     ConfigError,
@@ -432,6 +439,7 @@ def _pooled_signatures(
     if n:
         signer(config)(hashes[order], record_offsets, matrix)
     matrix[~valid] = 0
+    _progress.advance(n * len(columns))  # the values signing_work counts
     return matrix, valid
 
 
@@ -577,8 +585,6 @@ LINK_KEY_MIN_MEETING = 0.01
 #: and a neighbours key labelled NEIGHBOURS_KEY; the match model then chooses
 #: which of their pairs to learn from, see lsh_frame.compare.training_pairs).
 PLAIN_RECORD_KEY: Literal["lsh", "neighbours", "both"] = "both"
-#: The label of the neighbours key of plain columns (with "both").
-NEIGHBOURS_KEY = "record_neighbours"
 #: Plain columns get that key while both tables together hold at most this many
 #: records: it runs on one machine (the client under Dask), at about 4.5 GB and
 #: 25 s per million customer records (make_customers 1M, benchmarks/e2e.py).
@@ -994,7 +1000,7 @@ def decide_keys(
         record = Field(
             columns,
             tag_columns=True,
-            name="record",
+            name=RECORD_KEY,
             blocking="neighbours" if PLAIN_RECORD_KEY == "neighbours" else "lsh",
         )
         specs = [record]

@@ -14,6 +14,11 @@ from lsh_frame.errors import ConfigTypeError
 
 __all__ = ["MinHashConfig", "ShingleConfig"]
 
+#: The labels of the LSH and neighbours record keys of plain columns (see
+#: lsh_frame.blocking).
+RECORD_KEY = "record"
+NEIGHBOURS_KEY = "record_neighbours"
+
 ShingleKind = Literal["char", "word", "stopword"]
 UnicodeForm = Literal["NFKC", "NFC", "NFKD", "NFD"]
 Scheme = Literal["affine32", "mersenne61", "fss32"]

@@ -17,7 +17,6 @@ from lsh_frame._typed_compare import (
     typed_values,
 )
 from lsh_frame.blocking import (
-    NEIGHBOURS_KEY,
     Field,
     _as_fields,
     _field_text,
@@ -419,7 +418,7 @@ def explain(
         probability = (
             float(scored["match_probability"].iloc[0]) if model is not None else None
         )
-    alone = found_by == NEIGHBOURS_KEY
+    alone = model is not None and found_by in model.alone_keys
     prior, reading = (
         _model_reading(model, specs, scored, alone) if model is not None else (None, {})
     )

@@ -46,7 +46,6 @@ from lsh_frame._kernels.ranges import expand
 from lsh_frame._tfidf import DocumentFrequencies
 from lsh_frame._validation import check_bool, check_int
 from lsh_frame.blocking import (
-    NEIGHBOURS_KEY,
     BlockingKey,
     Field,
     _as_fields,
@@ -745,7 +744,7 @@ class Index:
         columns = score_fields(plan, saved, new, local.astype(np.int64), rows, owner)
         levels = plan.levels(field_scores(plan, columns))
         model = plan.given_model
-        alone = mask == self._neighbours_bit()
+        alone = np.isin(mask, self._alone_bits(model))
         provisional = (
             None
             if model is not None
@@ -757,11 +756,15 @@ class Index:
         columns["match"] = match
         return columns
 
-    def _neighbours_bit(self) -> int:
-        for number, key in enumerate(self._keys):
-            if key.label == NEIGHBOURS_KEY:
-                return 1 << number
-        return -1
+    def _alone_bits(self, model: MatchModel | None) -> list[int]:
+        """Key masks of pairs only one of the model's alone keys found."""
+        if model is None:
+            return []
+        return [
+            1 << number
+            for number, key in enumerate(self._keys)
+            if key.label in model.alone_keys
+        ]
 
     def _found_by(self, mask: npt.NDArray[np.int64]) -> pd.Categorical:
         distinct, inverse = np.unique(mask, return_inverse=True)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, get_args
 import numpy as np
 import numpy.typing as npt
 
-from lsh_frame.config import Comparison
+from lsh_frame.config import NEIGHBOURS_KEY, Comparison
 from lsh_frame.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -446,9 +446,13 @@ class MatchModel:
     cuts: tuple[float, ...] = LEVEL_CUTS
     #: ... and of the fields read at other cuts (:func:`cuts_for`).
     field_cuts: dict[str, tuple[float, ...]] = dataclasses.field(default_factory=dict)
-    #: The prior of pairs that only the neighbours key of plain columns found,
+    #: The prior of pairs that only a weak key found (see ``alone_keys``),
     #: when the model learned from the other keys' pairs (None: ``prior``).
     alone_prior: float | None = None
+    #: The keys whose pairs, when no other key found them, take
+    #: ``alone_prior``: the neighbours key of plain columns, and keys most of
+    #: whose pairs no other key found (see ``lsh_frame.compare.weak_keys``).
+    alone_keys: tuple[str, ...] = (NEIGHBOURS_KEY,)
 
     def cuts_of(self, label: str) -> tuple[float, ...]:
         """Level cuts of one field."""
@@ -560,6 +564,14 @@ class MatchModel:
                 f"{owner} got a learned model whose 'alone_prior' is not a share in "
                 f"(0, 1). Got {alone_prior!r}."
             )
+        alone_keys = learned.get("alone_keys", [NEIGHBOURS_KEY])
+        if not isinstance(alone_keys, (list, tuple)) or not all(
+            isinstance(label, str) for label in alone_keys
+        ):
+            raise ConfigError(
+                f"{owner} got a learned model whose 'alone_keys' is not a list of "
+                f"key names. Got {alone_keys!r}."
+            )
         return cls(
             prior=prior,
             m=m,
@@ -567,6 +579,7 @@ class MatchModel:
             compare=dict(compare),
             no_values=tuple(no_values),
             alone_prior=None if alone_prior is None else float(alone_prior),
+            alone_keys=tuple(alone_keys),
             cuts=tuple(float(cut) for cut in cuts),
             field_cuts={
                 label: tuple(float(cut) for cut in given)
@@ -1011,6 +1024,7 @@ class MatchModel:
             },
             "no_values": list(self.no_values),
             **({} if self.alone_prior is None else {"alone_prior": self.alone_prior}),
+            "alone_keys": list(self.alone_keys),
         }
 
 

@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pandas as pd
 
-from lsh_frame.blocking import NEIGHBOURS_KEY
 from lsh_frame.errors import ColumnError, ConfigError, ConfigTypeError
 from lsh_frame.identical import IDENTICAL
 from lsh_frame.lsh import LshPlan
@@ -597,7 +596,7 @@ def waterfall(pair: Any, /, *, model: Any = None, ax: Axes | None = None) -> Axe
             label: np.array([row[f"{label}_score"]], dtype=np.float64)
             for label in learned.m
         },
-        np.array([found_by == NEIGHBOURS_KEY]),
+        np.array([found_by in learned.alone_keys]),
     )
     start = float(evidence.start[0])
     steps = [float(evidence.weights[label][0]) for label in learned.m]

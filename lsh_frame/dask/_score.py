@@ -37,7 +37,8 @@ from lsh_frame.compare import (
     decide,
     field_scores,
     force_identical,
-    found_only_by_neighbours,
+    found_by_counts,
+    found_only_by,
     identical_mask,
     learn_model,
     learns_from_assignment,
@@ -48,6 +49,7 @@ from lsh_frame.compare import (
     score_fields,
     scored_attrs,
     warn_fallback,
+    weak_keys,
     with_alone_prior,
     without,
 )
@@ -195,37 +197,59 @@ def _score_part(
     return pairs.drop(columns=[LEFT_POSITION, RIGHT_POSITION]), columns, identical
 
 
-def _left_out(scored: _Scored, drop_alone: bool) -> npt.NDArray[np.bool_]:
+def _left_out(
+    scored: _Scored, alone_keys: tuple[str, ...] | None
+) -> npt.NDArray[np.bool_]:
     """Return the pairs the model does not learn from.
 
-    Identical ones, and (when ``drop_alone``) those only the neighbours key of
-    plain columns found.
+    Identical ones, and (given ``alone_keys``) those only a weak key found.
     """
     pairs, _, identical = scored
-    return identical | found_only_by_neighbours(pairs) if drop_alone else identical
+    if alone_keys is None:
+        return identical
+    return identical | found_only_by(pairs, alone_keys)
 
 
-def _spread(scored: _Scored, drop_alone: bool = False) -> ScoreSpread:
+def _spread(scored: _Scored, alone_keys: tuple[str, ...] | None = None) -> ScoreSpread:
     score = np.asarray(scored[1]["score"], dtype=np.float64)
-    return ScoreSpread.of(score[~_left_out(scored, drop_alone)])
+    return ScoreSpread.of(score[~_left_out(scored, alone_keys)])
+
+
+def _found_by_counts(scored: _Scored) -> dict[str, int]:
+    return found_by_counts(scored[0])
+
+
+def _summed(parts: tuple[dict[str, int], ...]) -> dict[str, int]:
+    """Add up the partitions' ``found_by`` counts."""
+    total: dict[str, int] = {}
+    for part in parts:
+        for value, count in part.items():
+            total[value] = total.get(value, 0) + count
+    return total
 
 
 def _alone_counts(
-    scored: _Scored, plan: ScorePlan, model: MatchModel, cut: float
+    scored: _Scored,
+    plan: ScorePlan,
+    model: MatchModel,
+    cut: float,
+    alone_keys: tuple[str, ...],
 ) -> tuple[int, int, int]:
-    """Pairs only the neighbours key found, matches, and matches others found."""
+    """Pairs only a weak key found, matches, and matches others found."""
     pairs, columns, identical = scored
     levels = plan.levels(field_scores(plan, columns))
     provisional = provisional_matches(plan, columns["score"], cut)
     match = decide(plan, model, levels, provisional)[1] & ~identical
-    alone = found_only_by_neighbours(pairs)
+    alone = found_only_by(pairs, alone_keys)
     return int(alone.sum()), int(match.sum()), int((match & ~alone).sum())
 
 
-def _alone_table(scored: _Scored, plan: ScorePlan) -> LevelTable:
+def _alone_table(
+    scored: _Scored, plan: ScorePlan, alone_keys: tuple[str, ...]
+) -> LevelTable:
     pairs, columns, identical = scored
     levels = plan.levels(field_scores(plan, columns))
-    return alone_table(levels, identical, found_only_by_neighbours(pairs))
+    return alone_table(levels, identical, found_only_by(pairs, alone_keys))
 
 
 def _level_table(
@@ -233,10 +257,10 @@ def _level_table(
     plan: ScorePlan,
     cut: float,
     assigned: npt.NDArray[np.bool_] | None = None,
-    drop_alone: bool = False,
+    alone_keys: tuple[str, ...] | None = None,
 ) -> LevelTable:
     _, columns, _ = scored
-    left_out = _left_out(scored, drop_alone)
+    left_out = _left_out(scored, alone_keys)
     levels = plan.levels(field_scores(plan, columns))
     provisional = (
         provisional_matches(plan, columns["score"], cut)
@@ -246,14 +270,16 @@ def _level_table(
     return LevelTable.of(without(levels, left_out), provisional[~left_out])
 
 
-def _link_candidates(positioned: pd.DataFrame, scored: _Scored) -> pd.DataFrame:
-    """Both positions, the score, and whether only the neighbours key found it."""
+def _link_candidates(
+    positioned: pd.DataFrame, scored: _Scored, alone_keys: tuple[str, ...]
+) -> pd.DataFrame:
+    """Both positions, the score, and whether only a weak key found it."""
     return pd.DataFrame(
         {
             "left": positioned[LEFT_POSITION].to_numpy(dtype=np.int64),
             "right": positioned[RIGHT_POSITION].to_numpy(dtype=np.int64),
             "score": np.asarray(scored[1]["score"], dtype=np.float64),
-            "alone": found_only_by_neighbours(scored[0]),
+            "alone": found_only_by(scored[0], alone_keys),
         }
     )
 
@@ -264,6 +290,7 @@ def _decided(
     model: MatchModel | None,
     cut: float | None,
     attrs: dict[str, Any],
+    alone_keys: tuple[str, ...],
 ) -> pd.DataFrame:
     pairs, columns, identical = scored
     columns = dict(columns)
@@ -274,7 +301,7 @@ def _decided(
         else provisional_matches(plan, columns["score"], cut)
     )
     probability, match = force_identical(
-        *decide(plan, model, levels, provisional, found_only_by_neighbours(pairs)),
+        *decide(plan, model, levels, provisional, found_only_by(pairs, alone_keys)),
         identical,
     )
     if probability is not None:
@@ -410,6 +437,14 @@ def score_parts(
     )
     _progress.step("deciding matches")
     model, fit, cut = plan.given_model, None, None
+    # Which keys are weak is a statistic of all the pairs (counts add up).
+    alone_keys = (
+        model.alone_keys
+        if model is not None
+        else weak_keys(
+            _summed(compute(*[delayed(_found_by_counts)(s) for s in scored]))
+        )
+    )
     chosen: float | None = None
     shape = None
     assigned: list[Any] = [None] * len(scored)
@@ -418,7 +453,7 @@ def score_parts(
         # from, need every candidate's score: three numbers a pair.
         parts = compute(
             *[
-                delayed(_link_candidates)(positioned, s)
+                delayed(_link_candidates)(positioned, s, alone_keys)
                 for positioned, s in zip(pair_parts, scored, strict=True)
             ]
         )
@@ -458,7 +493,10 @@ def score_parts(
             )
             if model is not None:
                 counts = compute(
-                    *[delayed(_alone_counts)(s, task_plan, model, cut) for s in scored]
+                    *[
+                        delayed(_alone_counts)(s, task_plan, model, cut, alone_keys)
+                        for s in scored
+                    ]
                 )
                 alone, matches, by_others = np.sum(counts, axis=0).tolist()
                 if alone:
@@ -466,7 +504,11 @@ def score_parts(
                     fit = {**(fit or {}), "trained_on": "all pairs"}
                     if share >= TRAIN_ON_OTHERS_SHARE:
                         other_spread = ScoreSpread.merge(
-                            list(compute(*[delayed(_spread)(s, True) for s in scored]))
+                            list(
+                                compute(
+                                    *[delayed(_spread)(s, alone_keys) for s in scored]
+                                )
+                            )
                         )
                         other_cut = other_spread.cut()
                         others: list[Any] = [None] * len(scored)
@@ -483,7 +525,7 @@ def score_parts(
                         tables_ = compute(
                             *[
                                 delayed(_level_table)(
-                                    s, task_plan, other_cut, part, True
+                                    s, task_plan, other_cut, part, alone_keys
                                 )
                                 for s, part in zip(scored, others, strict=True)
                             ]
@@ -498,10 +540,17 @@ def score_parts(
                             model, cut, chosen = retrained, other_cut, other_cut
                             fit = {**(refit or {}), "trained_on": "other keys' pairs"}
                     alone_tables = compute(
-                        *[delayed(_alone_table)(s, task_plan) for s in scored]
+                        *[
+                            delayed(_alone_table)(s, task_plan, alone_keys)
+                            for s in scored
+                        ]
                     )
                     model = with_alone_prior(
-                        model, plan, LevelTable.merge(list(alone_tables)), fit
+                        model,
+                        plan,
+                        LevelTable.merge(list(alone_tables)),
+                        fit,
+                        alone_keys,
                     )
                     fit["found_by_other_keys"] = round(share, 4)
             if model is not None and model.another_group():
@@ -512,12 +561,15 @@ def score_parts(
     warn_fallback(attrs)
     if not plan.link or one_to_one is False:
         attrs["one_to_one"] = no_choice(one_to_one, plan.link)
-        decided = [delayed(_decided)(s, task_plan, model, cut, attrs) for s in scored]
+        decided = [
+            delayed(_decided)(s, task_plan, model, cut, attrs, alone_keys)
+            for s in scored
+        ]
         return decided, attrs
     # Which matches stay depends on every match of a record: decide the pairs
     # once, then choose over all partitions' matches.
     decided = persist(
-        [delayed(_decided)(s, task_plan, model, cut, attrs) for s in scored]
+        [delayed(_decided)(s, task_plan, model, cut, attrs, alone_keys) for s in scored]
     )
     return one_to_one_parts(
         decided, tables, one_to_one, plan, model, chosen, needed, attrs, owner, shape
