@@ -358,3 +358,35 @@ def test_entity_ids_from_a_column(split):
     index = lf.Index.build(frame, COLUMNS, entity_ids="customer", min_score=0.9)
     assert index.entity_ids.tolist() == frame["customer"].tolist()
     assert index.entities == frame["customer"].nunique()
+
+
+def test_resolve_relearns_when_the_index_has_doubled(people):
+    frame = people[COLUMNS]
+    index = lf.Index.build(frame.iloc[:500], COLUMNS)
+    first = index.resolve(frame.iloc[500:800])
+    assert not first.attrs["lsh_frame"]["relearned"]
+    before = index.entity_ids.copy()
+    second = index.resolve(frame.iloc[800:1_000])
+    assert second.attrs["lsh_frame"]["relearned"]
+    # Relearning keeps every id, label and the records held.
+    assert index.entity_ids.loc[before.index].equals(before)
+    assert len(index) == 1_000 and len(index._segments) == 1
+    assert index._settings["built_on"] == 1_000
+    # ... and the relearned index goes on finding and resolving.
+    copy = frame.iloc[[900]].rename(index=lambda label: f"again-{label}")
+    found = index.query(copy, k=1)
+    assert found["match"].iloc[0] and found["left"].iloc[0] == frame.index[900]
+    fixed = lf.Index.build(frame.iloc[:500], COLUMNS)
+    for rows in (slice(500, 800), slice(800, 1_000)):
+        resolved = fixed.resolve(frame.iloc[rows], relearn=False)
+        assert not resolved.attrs["lsh_frame"]["relearned"]
+    assert fixed._settings["built_on"] == 500
+    with pytest.raises(lf.ConfigTypeError):
+        fixed.resolve(frame.iloc[1_000:1_010], relearn="yes")
+
+
+def test_relearn_keeps_a_given_decision(split):
+    saved, _, _ = split
+    index = lf.Index.build(saved.iloc[:400], COLUMNS, min_score=0.9)
+    index.relearn()
+    assert index.model is None and index._plan.min_score == 0.9
