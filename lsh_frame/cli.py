@@ -707,7 +707,9 @@ def run_index(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
         )
         return OK
     check_outputs(arguments.output)
-    resolved = index.resolve(new, id_column=arguments.id_column)
+    resolved = index.resolve(
+        new, id_column=arguments.id_column, relearn=not arguments.no_relearn
+    )
     index.save(arguments.folder, overwrite=True)
     info = resolved.attrs["lsh_frame"]
     write_table(resolved, arguments.output, index=arguments.index_col is not None)
@@ -1111,6 +1113,11 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "resolve":
             action.add_argument(
                 "--id-column", default="cluster_id", help="id column added (cluster_id)"
+            )
+            action.add_argument(
+                "--no-relearn",
+                action="store_true",
+                help="keep the keys and model even when the index has doubled",
             )
 
     plan_parser = commands.add_parser(

@@ -1110,9 +1110,7 @@ class Index:
         """
         settings = self._settings
         given: Any = (
-            settings["columns"]
-            if settings.get("plain", False)
-            else list(self._fields)
+            settings["columns"] if settings.get("plain", False) else list(self._fields)
         )
         decision: Any = (
             "auto"
