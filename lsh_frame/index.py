@@ -615,7 +615,6 @@ class Index:
         index (resolving): a record is not its own candidate.
         """
         owner = "Index.query"
-        n_new = len(new)
         codes, masks = [], []
         n_positions = self._alive.size
         max_bucket = self._settings["max_bucket"]
@@ -652,7 +651,6 @@ class Index:
         keep = self._alive[positions]
         if own is not None:
             keep &= positions != own[rows]
-        del n_new
         return rows[keep], positions[keep], mask[keep]
 
     def _key_matches(
@@ -819,7 +817,8 @@ class Index:
         if k is not None:
             k = check_int(k, "k", owner, minimum=1)
         parts = []
-        for first in range(0, len(new), QUERY_CHUNK):
+        # At least one chunk: no new records still give the result's columns.
+        for first in range(0, max(len(new), 1), QUERY_CHUNK):
             chunk = (
                 new
                 if len(new) <= QUERY_CHUNK
@@ -827,15 +826,7 @@ class Index:
             )
             rows, positions, mask = self._candidates(chunk)
             columns = self._scored(chunk, rows, positions, mask)
-            part = self._ranked(chunk, rows, positions, mask, columns, k)
-            parts.append(part)
-        if not parts:
-            return self._ranked(
-                new,
-                *(np.empty(0, np.int64),) * 3,
-                self._scored(new, *(np.empty(0, np.int64),) * 3),
-                k,
-            )
+            parts.append(self._ranked(chunk, rows, positions, mask, columns, k))
         result = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
         result.attrs = {
             "lsh_frame": {
