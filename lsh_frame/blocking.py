@@ -253,7 +253,7 @@ class Field:
         # Validates kind, k and the normalisation flags in one place.
         self.shingle_config  # noqa: B018
 
-    @property
+    @functools.cached_property
     def label(self) -> str:
         """Name of the field in reports and in the ``found_by`` column."""
         if self.name is not None:

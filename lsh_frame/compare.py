@@ -902,7 +902,10 @@ def score_fields(
         # A few pairs: the fields of one shingle configuration in one pass.
         groups: dict[Any, list[Field]] = {}
         for spec in specs:
-            if plan.comparisons[spec.label] not in (*VECTOR_KINDS, "estimate"):
+            # Numbers and dates read every entry of their dictionary: theirs
+            # stays their own.
+            comparison = plan.comparisons[spec.label]
+            if comparison not in (*VECTOR_KINDS, *TYPED_COMPARISONS, "estimate"):
                 groups.setdefault(spec.shingle_config, []).append(spec)
         for group in groups.values():
             if len(group) > 1:
