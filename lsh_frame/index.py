@@ -1016,13 +1016,14 @@ class Index:
         often (ties: the smallest id) and the merge is *reported*, not
         applied, in ``attrs["lsh_frame"]["merges"]`` (and :attr:`merges`).
 
-        With ``relearn`` (default), once the records held are twice as many as
-        those the keys and the model were decided on, :meth:`relearn` decides
-        them again from every record held, after this batch's ids are given:
-        a model learned on the first few thousand records would otherwise
-        decide every later batch (make_customers in ten batches, pair F1:
-        50,000 records 0.960 -> 0.983, 100,000 0.982 -> 0.987). It costs about
-        one :func:`lsh_frame.dedupe` of the records held, at each doubling.
+        With ``relearn`` (default), when the batch would make the index twice
+        as large as the records its keys and model were decided on, they are
+        decided again from every record held and the batch first (as
+        :meth:`relearn`): a model learned on the first few thousand records
+        would otherwise decide every later batch (make_customers in ten
+        batches, pair F1: 50,000 records 0.960 -> 0.986, 100,000 0.982 ->
+        0.988). It costs about one :func:`lsh_frame.dedupe` of the records
+        held, at each doubling.
 
         Returns ``new`` with ``id_column`` added (int64); ``attrs["lsh_frame"]``
         counts the records ``matched`` to existing entities, the
@@ -1039,7 +1040,15 @@ class Index:
             )
         self._check_labels_free(new.index, owner)
         n = len(new)
-        self._append(new, np.full(n, -1, dtype=np.int64))
+        # Twice the records the keys and model were decided on: decide them
+        # again with this batch among the records, before it is decided.
+        grows = relearn and len(self) + n >= 2 * self._settings.get(
+            "built_on", len(self) + n
+        )
+        if grows:
+            self._rebuild(new)
+        else:
+            self._append(new, np.full(n, -1, dtype=np.int64))
         # The new records are the last ones (compacting keeps the order).
         base = self._alive.size - n
         own = np.arange(base, base + n, dtype=np.int64)
@@ -1081,13 +1090,10 @@ class Index:
                 "matched": int(matched.sum()),
                 "new_entities": int(np.unique(ids[~matched]).size),
                 "merges": merges,
-                "relearned": False,
+                "relearned": grows,
             },
         }
         self._merges.extend(merges)
-        if relearn and len(self) >= 2 * self._settings.get("built_on", len(self)):
-            self.relearn()
-            result.attrs["lsh_frame"]["relearned"] = True
         return result
 
     def relearn(self) -> Index:
@@ -1099,6 +1105,14 @@ class Index:
         learned again (a given ``min_score`` stays). Entity ids, labels and
         the merges reported so far do not change. Returns the index itself.
         """
+        self._rebuild(None)
+        return self
+
+    def _rebuild(self, new: pd.DataFrame | None) -> None:
+        """Build the index again from its records (and ``new``, held last).
+
+        ``new`` records get provisional ids (:meth:`resolve` gives theirs).
+        """
         settings = self._settings
         given: Any = (
             settings["columns"] if settings.get("plain", False) else list(self._fields)
@@ -1109,11 +1123,16 @@ class Index:
             else (self._plan.given_model or self._plan.min_score)
         )
         frame = self.records()
+        ids = self._entities[self._alive]
+        if new is not None:
+            frame = pd.concat([frame, new[settings["columns"]]])
+            provisional = np.arange(len(new), dtype=np.int64) + self._next_id
+            ids = np.concatenate([ids, provisional])
         frame.index = frame.index.rename(settings["index_name"])
         rebuilt = Index.build(
             frame,
             given,
-            entity_ids=self._entities[self._alive],
+            entity_ids=ids,
             min_score=decision,
             threshold=settings.get("threshold"),
             recall=settings.get("recall", 0.95),
@@ -1124,9 +1143,8 @@ class Index:
         merges, next_id = self._merges, self._next_id
         self.__dict__.update(rebuilt.__dict__)
         self._merges = merges
-        self._next_id = max(next_id, self._next_id)
+        self._next_id = next_id
         self._settings = {**rebuilt._settings, "learned": settings.get("learned")}
-        return self
 
     def _assign(
         self,
