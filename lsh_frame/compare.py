@@ -1184,7 +1184,7 @@ def alone_table(
     identical: npt.NDArray[np.bool_],
     alone: npt.NDArray[np.bool_],
 ) -> LevelTable:
-    """Level table of the pairs only the neighbours key found (identical ones out)."""
+    """Level table of the pairs only a weak key found (identical ones out)."""
     left_out = identical | ~alone
     return LevelTable.of(
         without(levels, left_out), np.zeros(int((~left_out).sum()), dtype=bool)

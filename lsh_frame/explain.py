@@ -107,7 +107,8 @@ class Explanation:
     match: bool | None
     probability: float | None = None
     #: The learned model's prior for this pair (None: no model decided it): its
-    #: ``alone_prior`` when only the neighbours key found the pair (``alone``).
+    #: ``alone_prior`` when only a weak key found the pair (``alone``: the
+    #: neighbours key, or one most of whose pairs no other key found).
     prior: float | None = None
     alone: bool = False
     #: Identical in every compared column: a match with probability 1.
@@ -168,7 +169,7 @@ class Explanation:
         if self.note is not None:
             lines.append(f"({self.note})")
         if self.prior is not None:
-            among = " of the pairs only the neighbours key found" if self.alone else ""
+            among = " of the pairs only a weak key found" if self.alone else ""
             lines.append(
                 f"model: prior {_probability(self.prior)}{among} "
                 f"({np.log2(self.prior / (1 - self.prior)):+.2f} bits); each field "
@@ -354,7 +355,7 @@ def explain(
     each field also shows its level for the pair, its weight in bits from the
     model (log2(m / u) of that level) and the match probability once it
     counts, starting from the model's prior (``alone_prior`` for a pair only
-    the neighbours key found, as :func:`lsh_frame.score` reads it).
+    a weak key found, as :func:`lsh_frame.score` reads it).
 
     Parameters
     ----------

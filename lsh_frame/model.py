@@ -946,7 +946,7 @@ class MatchModel:
         """Each field's weight in bits for each pair, from its score on the field.
 
         ``field_scores`` holds the ``<field>_score`` values of (at least) the
-        model's fields; ``alone`` marks the pairs only the neighbours key
+        model's fields; ``alone`` marks the pairs only a weak key (``alone_keys``)
         found, which start from ``alone_prior`` as :func:`score` decides them.
         The parts add up to :meth:`probability` (see :class:`Evidence`).
 

@@ -433,7 +433,7 @@ def match_weights(model: Any, /, *, ax: Axes | None = None) -> Axes:
     against; a pair's log2 odds are the prior's plus one weight per field (a
     missing value weighs 0). The prior's bar is log2(prior / (1 − prior)); a
     second one shows ``alone_prior``, the prior of the pairs only the
-    neighbours key found, when the model has one.
+    neighbours key (or a weak key, see ``alone_keys``) found, when the model has one.
 
     Parameters
     ----------
@@ -462,7 +462,7 @@ def match_weights(model: Any, /, *, ax: Axes | None = None) -> Axes:
     widths: list[float] = []
     priors = [("prior", learned.prior)]
     if learned.alone_prior is not None:
-        priors.append(("prior, neighbours key only", learned.alone_prior))
+        priors.append(("prior, weak keys only", learned.alone_prior))
     for label in learned.m:
         weights = np.log2(learned.m[label] / learned.u[label])
         names += [f"{label}  {level}" for level in level_names(learned.cuts_of(label))]
