@@ -87,6 +87,9 @@ FORMAT_VERSION = 1
 TOKEN_RECORD_BITS = 24
 #: New records looked up at a time: bounds the temporary arrays of a batch.
 QUERY_CHUNK = 20_000
+#: resolve() decides the keys and model again when a batch makes the index
+#: this many times as large as the records they were decided on.
+RELEARN_GROWTH = 2.0
 #: Segments of added records kept apart before :meth:`Index.add` merges them.
 MAX_SEGMENTS = 16
 _LABEL = "__label__"
@@ -1042,7 +1045,7 @@ class Index:
         n = len(new)
         # Twice the records the keys and model were decided on: decide them
         # again with this batch among the records, before it is decided.
-        grows = relearn and len(self) + n >= 2 * self._settings.get(
+        grows = relearn and len(self) + n >= RELEARN_GROWTH * self._settings.get(
             "built_on", len(self) + n
         )
         if grows:
