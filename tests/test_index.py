@@ -390,3 +390,15 @@ def test_relearn_keeps_a_given_decision(split):
     index = lf.Index.build(saved.iloc[:400], COLUMNS, min_score=0.9)
     index.relearn()
     assert index.model is None and index._plan.min_score == 0.9
+
+
+def test_a_table_without_any_text_still_answers():
+    blank = pd.DataFrame({"name": [None] * 30, "city": [""] * 30})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        index = lf.Index.build(blank, ["name", "city"], min_score=0.9)
+    assert len(index) == 30 and index.entities == 30
+    found = index.query(pd.DataFrame({"name": ["ann"], "city": ["leeds"]}, index=["n"]))
+    assert len(found) == 0 and "match" in found.columns
+    resolved = index.resolve(pd.DataFrame({"name": ["ann"], "city": ["x"]}, index=["r"]))
+    assert resolved["cluster_id"].tolist() == [30]
