@@ -400,5 +400,7 @@ def test_a_table_without_any_text_still_answers():
     assert len(index) == 30 and index.entities == 30
     found = index.query(pd.DataFrame({"name": ["ann"], "city": ["leeds"]}, index=["n"]))
     assert len(found) == 0 and "match" in found.columns
-    resolved = index.resolve(pd.DataFrame({"name": ["ann"], "city": ["x"]}, index=["r"]))
+    resolved = index.resolve(
+        pd.DataFrame({"name": ["ann"], "city": ["x"]}, index=["r"])
+    )
     assert resolved["cluster_id"].tolist() == [30]
