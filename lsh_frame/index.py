@@ -695,18 +695,23 @@ class Index:
         new_norms = _norms(records, weights, len(new))
         records, hashes = records[looked_up], hashes[looked_up]
         n_index = self._alive.size
-        # Each segment keeps a record's neighbours by the budget of one table,
-        # as deduplicating all the records would. Ranking only those the
-        # budget can keep assumes every neighbour counts: not when resolving,
-        # where a record meets itself (removed records are few; ignored).
-        chosen = DEDUPE
-        budget = dataclasses.astuple(chosen) if own is None else None
-        queries, neighbours = [], []
-        for segment in self._segments:
+        # A record keeps its neighbours by the budget of one table, as
+        # deduplicating all the records would, over every segment at once.
+        # Ranking only those the budget can keep (inside one segment) assumes
+        # every neighbour counts: not with several segments, nor when
+        # resolving, where a record meets itself (removed records are few).
+        segments = [
+            segment
+            for segment in self._segments
+            if segment.tokens is not None and segment.tokens.hashes.size
+        ]
+        budget = (
+            dataclasses.astuple(DEDUPE) if own is None and len(segments) == 1 else None
+        )
+        queries, neighbours, cosines = [], [], []
+        for segment in segments:
             tokens = segment.tokens
             assert tokens is not None
-            if not tokens.hashes.size:
-                continue
             # ``hashes`` are sorted: the searches run in order, in cache.
             at = np.searchsorted(tokens.hashes, hashes)
             at = np.minimum(at, tokens.hashes.size - 1)
@@ -735,11 +740,16 @@ class Index:
                 keep = self._alive[neighbour]
                 if own is not None:
                     keep &= neighbour != own[query]
-                query, neighbour, cosine = query[keep], neighbour[keep], cosine[keep]
-                kept, _ = kernel.select(query, cosine, **dataclasses.asdict(chosen))
-                queries.append(query[kept])
-                neighbours.append(neighbour[kept])
-        return _joined(queries), _joined(neighbours)
+                queries.append(query[keep])
+                neighbours.append(neighbour[keep])
+                cosines.append(cosine[keep])
+        query, neighbour = _joined(queries), _joined(neighbours)
+        cosine = np.concatenate(cosines) if cosines else np.empty(0)
+        if len(segments) > 1:  # each segment's lists are ranked on their own
+            order = np.lexsort((neighbour, -cosine, query))
+            query, neighbour, cosine = query[order], neighbour[order], cosine[order]
+        kept, _ = kernel.select(query, cosine, **dataclasses.asdict(DEDUPE))
+        return query[kept], neighbour[kept]
 
     def _scored(
         self,
