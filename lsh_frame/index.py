@@ -273,15 +273,20 @@ def _arrow_records(
             # Mixed Python objects: kept as their text, as they are compared.
             text = values.astype("string")
             arrays[f"c{number}"] = pa.array(text, from_pandas=True)
+    arrays[_LABEL] = _label_array(frame.index, owner)
+    return pa.table(arrays)
+
+
+def _label_array(labels: pd.Index, owner: str) -> pa.Array:
+    """Return the records' labels as one Arrow array (of one type)."""
     try:
-        arrays[_LABEL] = pa.array(frame.index.to_numpy(), from_pandas=True)
+        return pa.array(labels.to_numpy(), from_pandas=True)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as error:
         raise ColumnError(
             f"{owner} keeps the records' index labels in Arrow files, but these "
             f"labels do not convert ({error}). Use labels of one type (numbers or "
             "text), for example with reset_index()."
         ) from None
-    return pa.table(arrays)
 
 
 # ----------------------------------------------------------------------------
@@ -470,7 +475,7 @@ class Index:
                 ],
                 tokens=tokens,
             )
-        ids = np.asarray(ids, dtype=np.int64)
+        ids = np.array(ids, dtype=np.int64)  # ours to change (resolve)
         return cls(
             fields=specs,
             keys=keys,
@@ -486,11 +491,12 @@ class Index:
                 # Plain column names: relearn() lets the data decide the keys
                 # again (as build did); Field objects are kept as they are.
                 "plain": plain,
-                "threshold": threshold,
-                "recall": recall,
-                "num_perm": num_perm,
-                "seed": seed,
-                "max_bucket": max_bucket,
+                # Plain Python numbers: the settings are written as JSON.
+                "threshold": None if threshold is None else float(threshold),
+                "recall": float(recall),
+                "num_perm": int(num_perm),
+                "seed": int(seed),
+                "max_bucket": int(max_bucket),
                 "index_name": frame.index.name,
                 # "auto" learned the model here (relearn() learns it again).
                 "learned": isinstance(min_score, str) and min_score == "auto",
@@ -894,19 +900,32 @@ class Index:
         ``entity_ids`` gives their entities (a column of ``new`` or one integer
         per row); by default each starts an entity of its own, numbered after
         every id given so far. To give new records the entity they match, use
-        :meth:`resolve`. A label already held raises
-        :class:`~lsh_frame.ColumnError`.
+        :meth:`resolve`. A label already held, or labels of another type than
+        the index's (text among integers), raise :class:`~lsh_frame.ColumnError`.
         """
         owner = "Index.add"
         new = self._check_new(new, owner)
         ids = _given_entity_ids(new, entity_ids, owner)
         self._check_labels_free(new.index, owner)
+        if not len(new):
+            return self
         if ids is None:
             ids = np.arange(self._next_id, self._next_id + len(new), dtype=np.int64)
         self._append(new, np.asarray(ids, dtype=np.int64))
         return self
 
     def _check_labels_free(self, labels: pd.Index, owner: str) -> None:
+        """Refuse labels the index holds, or of another type than its own."""
+        held_type = self._segments[0].records.schema.field(_LABEL).type
+        if len(labels):
+            new_type = _label_array(labels, owner).type
+            if new_type != held_type and len(self._all_labels()):
+                raise ColumnError(
+                    f"{owner} got records labelled with {new_type} values, but the "
+                    f"index's labels are {held_type} values. Give the new records "
+                    "labels of the same type (for example with .astype() on the "
+                    "index): the labels are kept in one Arrow column."
+                )
         held = self.labels
         taken = labels[labels.isin(held)]
         if len(taken):
@@ -972,23 +991,18 @@ class Index:
                 "The 'errors' parameter of Index.remove must be 'raise' or 'ignore'. "
                 f"Got {errors!r} instead."
             )
-        if isinstance(labels, (str, bytes)) or not isinstance(
+        if isinstance(labels, (str, bytes, tuple)) or not isinstance(
             labels, (Sequence, pd.Index, pd.Series, np.ndarray)
         ):
-            labels = [labels]
-        wanted = pd.Index(labels)
+            labels = [labels]  # one label (a tuple too, as pandas' drop)
+        wanted = pd.Index(list(labels), tupleize_cols=False)
         held = self._all_labels()
-        positions = held.get_indexer_for(wanted)
-        found = positions >= 0
-        alive_hit = np.zeros(len(wanted), dtype=bool)
-        alive_hit[found] = self._alive[positions[found]]
-        # A label added again after a removal: the live copy is the one meant.
-        live = positions[found][self._alive[positions[found]]]
         if errors == "raise":
             missing = wanted[~wanted.isin(held[self._alive])]
             if len(missing):
                 raise KeyError(f"{missing[:5].tolist()} not held by the index")
-        self._alive[live] = False
+        # A label added again after a removal is held twice: the live copy goes.
+        self._alive[self._alive & held.isin(wanted)] = False
         return self
 
     def compact(self) -> Index:
@@ -1001,7 +1015,8 @@ class Index:
         frame = self._rows(keep)
         frame.index = self._all_labels()[keep]
         ids = self._entities[keep]
-        segments, self._segments = self._segments, []
+        before = dict(self.__dict__)
+        self._segments = []
         self._alive = np.zeros(0, dtype=bool)
         self._entities = np.zeros(0, dtype=np.int64)
         self._norms = None if self._norms is None else np.zeros(0)
@@ -1009,7 +1024,8 @@ class Index:
         try:
             self._append(frame, ids, compact=False)
         except BaseException:
-            self._segments = segments
+            self.__dict__.clear()  # nothing half done: the index as it was
+            self.__dict__.update(before)
             raise
         return self
 
@@ -1058,12 +1074,15 @@ class Index:
         n = len(new)
         # Twice the records the keys and model were decided on: decide them
         # again with this batch among the records, before it is decided.
-        grows = relearn and len(self) + n >= RELEARN_GROWTH * self._settings.get(
-            "built_on", len(self) + n
+        grows = (
+            relearn
+            and n > 0
+            and len(self) + n
+            >= RELEARN_GROWTH * self._settings.get("built_on", len(self) + n)
         )
         if grows:
             self._rebuild(new)
-        else:
+        elif n:  # no records, no segment
             self._append(new, np.full(n, -1, dtype=np.int64))
         # The new records are the last ones (compacting keeps the order).
         base = self._alive.size - n
@@ -1271,7 +1290,14 @@ class Index:
             "format": FORMAT,
             "version": FORMAT_VERSION,
             "lsh_frame": __version__,
-            "settings": settings,
+            "settings": {
+                **settings,
+                "index_name": (
+                    [_json_value(part) for part in settings["index_name"]]
+                    if isinstance(settings["index_name"], tuple)
+                    else _json_value(settings["index_name"])
+                ),
+            },
             "fields": [_field_dict(spec) for spec in self._fields],
             "keys": [
                 {
@@ -1298,7 +1324,11 @@ class Index:
             ),
             "segments": [segment.first for segment in self._segments],
             "next_id": self._next_id,
-            "merges": self._merges,
+            # Labels other than text and numbers (dates) are written as text.
+            "merges": [
+                {**merge, "records": [_json_value(label) for label in merge["records"]]}
+                for merge in self._merges
+            ],
         }
 
     def _write_arrays(self, folder: Path) -> None:
@@ -1371,6 +1401,8 @@ class Index:
                 f"reads version {FORMAT_VERSION}. Build the index again."
             )
         settings = manifest["settings"]
+        if isinstance(settings.get("index_name"), list):  # JSON has no tuples
+            settings["index_name"] = tuple(settings["index_name"])
         fields = [Field(**_field_arguments(spec)) for spec in manifest["fields"]]
         keys = [
             BlockingKey(
@@ -1505,6 +1537,15 @@ def _plan_dict(plan: LshPlan) -> dict[str, Any]:
     }
 
 
+def _json_value(value: Any) -> Any:
+    """Return a label as JSON holds it: text and numbers as they are, else text."""
+    if isinstance(value, (np.integer, np.floating, np.bool_)):
+        value = value.item()
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
 def _check_json_label(column: Any, owner: str) -> None:
     if isinstance(column, bool) or not isinstance(column, (str, int)):
         raise ConfigTypeError(
@@ -1563,6 +1604,14 @@ def _given_entity_ids(
         and (entity_ids in frame.columns)
     ):
         values = frame[entity_ids]
+    elif isinstance(entity_ids, pd.Series):
+        # By label, as pandas aligns a Series (not by position).
+        values = entity_ids.reindex(frame.index)
+        if values.isna().any():
+            raise ConfigError(
+                f"The 'entity_ids' Series given to {owner} has no id for some "
+                f"records (for example {frame.index[values.isna()][:3].tolist()})."
+            )
     else:
         values = entity_ids
     array = np.asarray(values)

@@ -283,7 +283,7 @@ def test_resolve_groups_duplicates_within_a_batch(split):
             "postcode": ["ZZ9 9ZZ", "ZZ9 9ZZ", "ZZ9 9ZZ"],
             "phone": ["0999 111222", "0999 111222", None],
         },
-        index=["a", "b", "c"],
+        index=[90_001, 90_002, 90_003],
     )
     resolved = index.resolve(person)
     assert resolved["cluster_id"].nunique() == 1
@@ -301,10 +301,10 @@ def test_resolve_reports_merges_and_does_not_apply_them(split):
             COLUMNS,
             entity_ids=np.r_[np.arange(len(saved)), 10_000, 10_001],
         )
-    third = saved.iloc[[0]].rename(index={saved.index[0]: "t3"})  # text label
+    third = saved.iloc[[0]].rename(index={saved.index[0]: 90_003})
     resolved = index.resolve(third)
     merges = resolved.attrs["lsh_frame"]["merges"]
-    assert len(merges) == 1 and merges[0]["records"] == ["t3"]
+    assert len(merges) == 1 and merges[0]["records"] == [90_003]
     involved = {merges[0]["into"], *merges[0]["entities"]}
     assert {10_000, 10_001} <= involved
     assert index.entity_ids.loc[90_001] == 10_000
@@ -398,7 +398,79 @@ def test_a_table_without_any_text_still_answers():
     assert len(index) == 30 and index.entities == 30
     found = index.query(pd.DataFrame({"name": ["ann"], "city": ["leeds"]}, index=["n"]))
     assert len(found) == 0 and "match" in found.columns
-    resolved = index.resolve(
-        pd.DataFrame({"name": ["ann"], "city": ["x"]}, index=["r"])
-    )
+    resolved = index.resolve(pd.DataFrame({"name": ["ann"], "city": ["x"]}, index=[99]))
     assert resolved["cluster_id"].tolist() == [30]
+
+
+def test_remove_after_a_label_came_back(split):
+    saved, _, _ = split
+    index = fresh(split)
+    label = saved.index[5]
+    index.remove(label)
+    index.add(saved.iloc[[5]])
+    index.remove(label)  # held twice (one removed): the live one goes
+    assert label not in set(index.labels) and len(index) == len(saved) - 1
+    with pytest.raises(KeyError):
+        index.remove(label)
+
+
+def test_labels_of_another_type_are_refused_before_anything_changes(split):
+    saved, new, _ = split
+    texts = saved.set_axis("s" + saved.index.astype(str))
+    index = lf.Index.build(texts, COLUMNS)
+    with pytest.raises(lf.ColumnError, match="same type"):
+        index.add(new.iloc[:3])
+    with pytest.raises(lf.ColumnError, match="same type"):
+        index.resolve(new.iloc[:3])
+    assert len(index) == len(texts) and len(index._segments) == 1
+
+
+def test_a_failed_compact_leaves_the_index_as_it_was(split, monkeypatch):
+    saved, new, _ = split
+    index = fresh(split)
+    index.add(new.iloc[:10])
+    found = index.query(new.iloc[20:40])
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(index, "_append", broken)
+    with pytest.raises(RuntimeError):
+        index.compact()
+    monkeypatch.undo()
+    assert len(index) == len(saved) + 10
+    pd.testing.assert_frame_equal(index.query(new.iloc[20:40]), found)
+
+
+def test_empty_batches_and_json_awkward_values_save(tmp_path, split):
+    saved, new, _ = split
+    index = lf.Index.build(saved.iloc[:400], COLUMNS, num_perm=np.int64(64))
+    index.add(new.iloc[:0])
+    resolved = index.resolve(new.iloc[:0])
+    assert len(resolved) == 0 and "cluster_id" in resolved.columns
+    assert len(index._segments) == 1
+    index.save(tmp_path / "a")
+    dated = saved.iloc[:300].set_axis(
+        pd.date_range("2020-01-01", periods=300, freq="D", name=("day", "of"))
+    )
+    index = lf.Index.build(dated, COLUMNS, min_score=0.5)
+    twin = saved.iloc[[0]].set_axis(
+        pd.DatetimeIndex(["2030-01-01"], name=("day", "of"))
+    )
+    index.resolve(twin)
+    index.save(tmp_path / "b")
+    loaded = lf.Index.load(tmp_path / "b")
+    assert loaded.labels.name == ("day", "of") and len(loaded) == 301
+    assert len(loaded.query(twin.set_axis(pd.DatetimeIndex(["2031-01-01"])))) > 0
+
+
+def test_entity_ids_as_a_series_align_by_label(split):
+    saved, _, _ = split
+    frame = saved.iloc[:200]
+    ids = pd.Series(np.arange(200), index=frame.index)[::-1]
+    index = lf.Index.build(frame, COLUMNS, entity_ids=ids, min_score=0.9)
+    assert index.entity_ids.equals(
+        pd.Series(np.arange(200), index=frame.index).rename("cluster_id")
+    )
+    with pytest.raises(lf.ConfigError, match="no id"):
+        lf.Index.build(frame, COLUMNS, entity_ids=ids.iloc[1:], min_score=0.9)

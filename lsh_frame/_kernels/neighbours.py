@@ -180,7 +180,7 @@ class Postings:
     ) -> Postings:
         """Index ``(record, token)`` pairs already sorted by token."""
         counts = np.bincount(tokens, minlength=vocabulary_size).astype(np.int64)
-        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+        starts = np.cumsum(counts) - counts  # as many as counts, none for none
         return cls(records, starts, counts)
 
 
