@@ -471,12 +471,8 @@ def _exact_keys(
     encoded = pc.dictionary_encode(text)
     distinct = encoded.dictionary
     repeats = 0 < len(distinct) <= len(text) // 2
-    points, offsets = normalized_codepoints(
-        distinct if repeats else text, spec.shingle_config
-    )
-    starts, ends = offsets[:-1], offsets[1:]
-    keys = hashing.word_hashes(points, starts, ends) ^ np.uint64(_salt(spec.label))
-    valid = ends > starts
+    keys, valid = _value_hashes(distinct if repeats else text, spec.shingle_config)
+    keys ^= np.uint64(_salt(spec.label))
     if repeats:
         present = encoded.indices.is_valid().to_numpy(zero_copy_only=False)
         codes = pc.fill_null(encoded.indices, 0).to_numpy(zero_copy_only=False)
@@ -494,21 +490,26 @@ def _exact_keys_together(
     """
     n = len(frame)
     texts = [_field_text(frame, spec, owner=owner) for spec in specs]
-    points, offsets = normalized_codepoints(
-        pa.concat_arrays(texts), specs[0].shingle_config
-    )
-    starts, ends = offsets[:-1], offsets[1:]
-    hashes = hashing.word_hashes(points, starts, ends)
+    hashes, present = _value_hashes(pa.concat_arrays(texts), specs[0].shingle_config)
     result = {}
     for number, spec in enumerate(specs):
         part = slice(number * n, (number + 1) * n)
         result[spec.label] = SideKeys(
             keys=(hashes[part] ^ np.uint64(_salt(spec.label)))[:, None],
-            valid=ends[part] > starts[part],
+            valid=present[part],
             frame=frame,
             field=spec,
         )
     return result
+
+
+def _value_hashes(
+    text: pa.Array, config: ShingleConfig
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]:
+    """Hash each normalised value whole; blank or missing ones are not valid."""
+    points, offsets = normalized_codepoints(text, config)
+    starts, ends = offsets[:-1], offsets[1:]
+    return hashing.word_hashes(points, starts, ends), ends > starts
 
 
 def _sample_text(side: SideKeys, position: int) -> str:

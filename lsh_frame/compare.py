@@ -968,7 +968,7 @@ def identical_mask(plan: ScorePlan, pairs: pd.DataFrame) -> npt.NDArray[np.bool_
     """
     if plan.link:
         return np.zeros(len(pairs), dtype=bool)
-    return found_by_only(pairs, IDENTICAL)
+    return found_only_by(pairs, (IDENTICAL,))
 
 
 def without(
@@ -1169,14 +1169,6 @@ def alone_keys_of(plan: ScorePlan, pairs: pd.DataFrame) -> tuple[str, ...]:
     """Return the given model's alone keys, or those the pairs' keys show."""
     given = plan.given_model
     return given.alone_keys if given is not None else weak_keys(found_by_counts(pairs))
-
-
-def found_by_only(pairs: pd.DataFrame, key: str) -> npt.NDArray[np.bool_]:
-    """Which pairs ``key`` alone found (``found_by`` equal to it; missing: no)."""
-    if "found_by" not in pairs.columns:
-        return np.zeros(len(pairs), dtype=bool)
-    equal = pairs["found_by"] == key  # missing values: NA in some dtypes
-    return np.asarray(equal.to_numpy(dtype=bool, na_value=False))
 
 
 def alone_table(

@@ -25,6 +25,7 @@ its records (:meth:`Index.build`) refreshes them.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import shutil
@@ -147,7 +148,7 @@ class _Vocabulary:
     records: int  # records the weights were counted over
     cap: int  # tokens held by more records are not looked up
 
-    @property
+    @functools.cached_property
     def unseen_weight(self) -> np.uint64:
         """Weight of a token the built table did not hold (as if held once)."""
         return kernel.quantised_weights(np.ones(1, np.int64), self.records)[0]
