@@ -450,3 +450,139 @@ def test_found_by_of_pandas_string_dtype_with_missing_values_is_read():
         again["match_probability"].to_numpy()[alone],
         scored["match_probability"].to_numpy()[alone],
     )
+
+
+def _three_fields_model(cells: dict[int, tuple[float, float]]) -> model.MatchModel:
+    m = np.array([0.85, 0.05, 0.03, 0.07])
+    u = np.array([0.3, 0.05, 0.05, 0.6])
+    fields = ("street", "city", "postcode")
+    return model.MatchModel(
+        prior=0.1,
+        m={label: m for label in (*fields, "name")},
+        u={label: u for label in (*fields, "name")},
+        together=(model.Together(fields, cells),),
+    )
+
+
+def test_fields_that_differ_together_weigh_as_one_observation():
+    bottom, missing = len(model.LEVEL_CUTS), len(model.LEVEL_CUTS) + 1
+    cells = {("differ", 0b111): (0.05, 0.5), ("differ", 0b011): (0.1, 0.4), ("differ", 0b101): (0.2, 0.4)}
+    learned = _three_fields_model(cells)
+    per_field = np.log(0.07 / 0.6)
+    # all three differ; two present and differing; one differs alone; two
+    # present but only one differs; all agree
+    levels = {
+        "street": np.array([bottom, bottom, bottom, bottom, 0]),
+        "city": np.array([bottom, bottom, 0, missing, 0]),
+        "postcode": np.array([bottom, missing, 0, 0, 0]),
+        "name": np.array([0, 0, 0, 0, 0]),
+    }
+    weights = learned.level_weights(levels)
+    group = weights["street"] + weights["city"] + weights["postcode"]
+    assert group[0] == pytest.approx(np.log(0.05 / 0.5))
+    assert weights["street"][0] == pytest.approx(weights["city"][0])
+    assert group[1] == pytest.approx(np.log(0.1 / 0.4))
+    assert weights["postcode"][1] == 0.0  # missing stays neutral
+    assert weights["street"][2] == pytest.approx(per_field)  # not all differ
+    assert weights["street"][3] == pytest.approx(per_field)  # ditto
+    assert group[4] == pytest.approx(3 * np.log(0.85 / 0.3))
+    # The probability and the evidence (bits) both read the shared weights.
+    start = np.log(0.1 / 0.9)
+    total = start + sum(weights.values())
+    np.testing.assert_allclose(
+        learned.probability_of_levels(levels), 1 / (1 + np.exp(-total))
+    )
+    scores = {label: np.where(level == bottom, 0.1, 1.0) for label, level in levels.items()}
+    scores["city"] = np.where(levels["city"] == missing, np.nan, scores["city"])
+    scores["postcode"] = np.where(
+        levels["postcode"] == missing, np.nan, scores["postcode"]
+    )
+    evidence = learned.evidence(scores)
+    np.testing.assert_allclose(
+        evidence.probability, learned.probability_of_levels(levels)
+    )
+
+
+def test_a_group_of_independent_fields_weighs_what_its_fields_add_up_to():
+    rng = np.random.default_rng(8)
+    size = 200_000
+    bottom = len(model.LEVEL_CUTS)
+    truth = rng.random(size) < 0.2
+    columns = [
+        np.where(rng.random(size) < np.where(truth, share, 0.6), bottom, 0)
+        for share in (0.1, 0.2, 0.15)
+    ]
+    labels = ["a", "b", "c"]
+    start = model.MatchModel.learn_levels(dict(zip(labels, columns, strict=True)), truth)
+    assert start is not None
+    patterns, counts = model._level_patterns([*columns, truth.astype(np.intp)])
+    matched = counts * (patterns[:, -1] == 1)
+    grouped = start.with_together(
+        labels, patterns[:, :-1], matched, counts - matched, (tuple(labels),)
+    )
+    all_differ = {label: np.array([bottom]) for label in labels}
+    independent = sum(start.level_weights(all_differ).values())
+    joint = sum(grouped.level_weights(all_differ).values())
+    assert joint == pytest.approx(independent, abs=0.1)
+
+
+def test_refining_reads_a_move_and_a_household_as_one_fact_each():
+    rng = np.random.default_rng(9)
+    size = 60_000
+    bottom = len(model.LEVEL_CUTS)
+    truth = rng.random(size) < 0.1
+    moved = truth & (rng.random(size) < 0.15)
+    # A move changes street, city and postcode at once; a fifth of the
+    # non-matches share the whole address (a household).
+    household = rng.random(size) < 0.2
+
+    def agrees(share_matches: float, share_others: float) -> np.ndarray:
+        share = np.where(truth, share_matches, share_others)
+        return np.where(rng.random(size) < share, 0, bottom)
+
+    name, born, phone = agrees(0.9, 0.03), agrees(0.95, 0.05), agrees(0.9, 0.1)
+    email = agrees(0.7, 0.01)
+    place = np.where(truth & ~moved, 0, np.where(~truth & household, 0, bottom))
+    labels = ["name", "born", "phone", "email", "street", "city", "postcode"]
+    columns = [name, born, phone, email, place, place, place]
+    levels = dict(zip(labels, columns, strict=True))
+    start = model.MatchModel.learn_levels(levels, truth & ~moved)
+    assert start is not None
+    refined, fit = model.MatchModel.refine(levels, start)
+    assert fit["together"] == [["street", "city", "postcode"]]
+    assert fit["em_kept"]
+    found = refined.probability_of_levels(levels) >= 0.5
+    assert found[moved].mean() > 0.8
+    assert found[~truth].mean() < 0.01
+    # Read as independent fields, the three "differs" out-vote the fields
+    # that agree, and EM takes households for the same people.
+    assert (start.probability_of_levels(levels)[moved] >= 0.5).mean() < 0.1
+    patterns, counts = model._level_patterns(columns)
+    independent, _, _ = dataclasses.replace(start, together=()).expectation_maximisation(
+        labels, patterns, counts.astype(np.float64)
+    )
+    assert (independent.probability_of_levels(levels)[~truth] >= 0.5).mean() > 0.1
+    saved = json.loads(json.dumps(refined.to_dict()))
+    again = model.MatchModel.from_dict(saved)
+    np.testing.assert_allclose(
+        again.probability_of_levels(levels), refined.probability_of_levels(levels)
+    )
+
+
+@pytest.mark.parametrize(
+    "together",
+    [
+        "street",
+        [{"fields": ["street"], "cells": []}],
+        [{"fields": ["street", "nowhere"], "cells": []}],
+        [{"fields": ["street", "city"], "cells": [{"present": ["street"], "m": 0.1, "u": 0.2}]}],
+        [{"fields": ["street", "city"], "cells": [{"present": ["street", "city"], "m": 1.5, "u": 0.2}]}],
+        [{"fields": ["street", "city"], "cells": [{"present": ["street", "city"]}]}],
+        [{"fields": ["street", "city"], "cells": [{"all": "some", "present": ["street", "city"], "m": 0.1, "u": 0.2}]}],
+    ],
+)
+def test_a_saved_model_with_bad_groups_is_refused(together):
+    saved = _three_fields_model({("differ", 0b11): (0.1, 0.4)}).to_dict()
+    saved["together"] = together
+    with pytest.raises(lf.ConfigError, match="together"):
+        model.MatchModel.from_dict(saved)
