@@ -115,6 +115,9 @@ class Explanation:
     identical: bool = False
     #: Why the learned model that decided the pair is not shown, if it is not.
     note: str | None = None
+    #: Fields the model read as one fact for this pair (``MatchModel.together``):
+    #: ``(fields, "differ" or "agree", weight in bits)``.
+    joint: tuple[tuple[tuple[str, ...], str, float], ...] = ()
 
     def to_frame(self) -> pd.DataFrame:
         """One row per field: values, Jaccard, comparison, score, shingles.
@@ -174,6 +177,11 @@ class Explanation:
                 f"model: prior {_probability(self.prior)}{among} "
                 f"({np.log2(self.prior / (1 - self.prior)):+.2f} bits); each field "
                 "adds log2(m/u) of its level"
+            )
+        for fields, kind, bits in self.joint:
+            lines.append(
+                f"  {', '.join(fields)} all {kind}: one fact, {bits:+.2f} bits, "
+                "shared equally among them"
             )
         running = self.prior
         for item in self.fields:
@@ -308,11 +316,16 @@ def _model_reading(
     specs: list[Field],
     scored: pd.DataFrame,
     alone: bool,
-) -> tuple[float, dict[str, tuple[str | None, float | None, float | None]]]:
-    """Return the pair's prior and each model field's reading, in ``specs`` order.
+) -> tuple[
+    float,
+    dict[str, tuple[str | None, float | None, float | None]],
+    tuple[tuple[tuple[str, ...], str, float], ...],
+]:
+    """Return the pair's prior, each model field's reading, and its joint facts.
 
-    A field's reading is its level, its weight in bits and the running
-    probability once it counts.
+    A field's reading (in ``specs`` order) is its level, its weight in bits
+    and the running probability once it counts; the joint facts are the
+    fields read as one (see :attr:`Explanation.joint`).
     """
     evidence = model.evidence(
         {label: scored[f"{label}_score"].to_numpy() for label in model.m},
@@ -335,7 +348,12 @@ def _model_reading(
             weight,
             float(1 / (1 + np.exp2(-log_odds))),
         )
-    return prior, reading
+    joint = tuple(
+        (fields, kind, weight / np.log(2))
+        for fields, kind, chosen, weight in model.joint_readings(evidence.levels)
+        if chosen[0]
+    )
+    return prior, reading, joint
 
 
 def explain(
@@ -420,8 +438,10 @@ def explain(
             float(scored["match_probability"].iloc[0]) if model is not None else None
         )
     alone = model is not None and found_by in model.alone_keys
-    prior, reading = (
-        _model_reading(model, specs, scored, alone) if model is not None else (None, {})
+    prior, reading, joint = (
+        _model_reading(model, specs, scored, alone)
+        if model is not None
+        else (None, {}, ())
     )
     comparisons = scored.attrs["lsh_frame"]["compare"]
     explained = []
@@ -481,4 +501,5 @@ def explain(
         alone=model is not None and model.alone_prior is not None and alone,
         identical=model is not None and other is None and found_by == IDENTICAL,
         note=note,
+        joint=joint,
     )

@@ -1061,23 +1061,38 @@ class MatchModel:
             for label, level in levels.items()
             if label in self.m
         }
+        for members, _, chosen, weight in self.joint_readings(levels):
+            for label in members:
+                weights[label][chosen] = weight / len(members)
+        return weights
+
+    def joint_readings(
+        self, levels: dict[str, npt.NDArray[np.intp]]
+    ) -> list[tuple[tuple[str, ...], str, npt.NDArray[np.bool_], float]]:
+        """The :class:`Together` observations the pairs make.
+
+        One ``(fields present, "differ" or "agree", pairs, weight)`` per group
+        cell some pair falls in: the pairs (a mask) whose fields of the group
+        present in both records all differ (or agree), and the cell's one
+        weight (natural log of m / u) that replaces their fields' weights.
+        """
+        readings = []
         for group in self.together:
-            if not all(label in weights for label in group.fields):
+            if not all(label in levels for label in group.fields):
                 continue
             present, alike = self._group_cells(
                 group.fields, [levels[label] for label in group.fields]
             )
             for (kind, mask), (m, u) in group.cells.items():
                 chosen = alike[kind] & (present == mask)
-                if not chosen.any():
-                    continue
-                members = [
-                    label for bit, label in enumerate(group.fields) if mask >> bit & 1
-                ]
-                share = np.log(m / u) / len(members)
-                for label in members:
-                    weights[label][chosen] = share
-        return weights
+                if chosen.any():
+                    members = tuple(
+                        label
+                        for bit, label in enumerate(group.fields)
+                        if mask >> bit & 1
+                    )
+                    readings.append((members, kind, chosen, float(np.log(m / u))))
+        return readings
 
     def _group_cells(
         self, fields: tuple[str, ...], levels: list[npt.NDArray[np.intp]]

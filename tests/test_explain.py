@@ -1,5 +1,6 @@
 """Explanations: the shingles shown are the shingles hashed, and scores agree."""
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given
@@ -166,3 +167,48 @@ def test_explain_says_identical_pairs_match_with_probability_one():
     explanation = lf.explain(frame, row, columns)
     assert explanation.identical and explanation.probability == 1.0
     assert "a match, with probability 1" in str(explanation)
+
+
+def test_fields_read_as_one_fact_are_shown_and_still_add_up():
+    frame = pd.DataFrame(
+        {
+            "name": ["anna berg", "anna berg"],
+            "born": ["1990-01-02", "1990-01-02"],
+            "street": ["1 high st", "9 low rd"],
+            "city": ["york", "leeds"],
+            "postcode": ["YO1", "LS2"],
+        }
+    )
+    fields = list(frame.columns)
+    shares = {"m": [0.8, 0.1, 0.05, 0.05], "u": [0.05, 0.05, 0.1, 0.8]}
+    group = ["street", "city", "postcode"]
+    learned = {
+        "prior": 0.1,
+        "cuts": [0.99, 0.9, 0.8],
+        "fields": {label: shares for label in fields},
+        "together": [
+            {
+                "fields": group,
+                "cells": [
+                    {"all": "differ", "present": group, "m": 0.1, "u": 0.6},
+                    {"all": "agree", "present": group, "m": 0.7, "u": 0.2},
+                ],
+            }
+        ],
+    }
+    explained = lf.explain(frame, (0, 1), fields, min_score=learned)
+    bits = np.log2(0.1 / 0.6)
+    assert len(explained.joint) == 1
+    assert explained.joint[0][:2] == (tuple(group), "differ")
+    assert explained.joint[0][2] == pytest.approx(bits)
+    weights = {item.field: item.model_weight for item in explained.fields}
+    for label in group:
+        assert weights[label] == pytest.approx(bits / 3)
+    assert weights["name"] == pytest.approx(np.log2(0.8 / 0.05))
+    # The running probability still ends at the pair's match probability.
+    assert explained.fields[-1].running_probability == pytest.approx(
+        explained.probability
+    )
+    odds = np.log2(0.1 / 0.9) + 2 * np.log2(0.8 / 0.05) + bits
+    assert explained.probability == pytest.approx(1 / (1 + 2.0**-odds))
+    assert "street, city, postcode all differ: one fact" in str(explained)
