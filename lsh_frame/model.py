@@ -1083,14 +1083,18 @@ class MatchModel:
             present, alike = self._group_cells(
                 group.fields, [levels[label] for label in group.fields]
             )
-            for (kind, mask), (m, u) in group.cells.items():
-                chosen = alike[kind] & (present == mask)
-                if chosen.any():
+            for kind, found in alike.items():
+                # Only the cells some pair falls in (a few, for a few pairs).
+                for mask in np.unique(present[found]).tolist():
+                    if (kind, mask) not in group.cells:
+                        continue
+                    m, u = group.cells[kind, mask]
                     members = tuple(
                         label
                         for bit, label in enumerate(group.fields)
                         if mask >> bit & 1
                     )
+                    chosen = found & (present == mask)
                     readings.append((members, kind, chosen, float(np.log(m / u))))
         return readings
 
