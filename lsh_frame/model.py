@@ -32,6 +32,7 @@ __all__ = [
     "LevelTable",
     "MatchModel",
     "ScoreSpread",
+    "Together",
     "auto_min_score",
     "learn_model",
 ]
