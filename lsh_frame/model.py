@@ -481,7 +481,7 @@ class Together:
     """
 
     fields: tuple[str, ...]
-    cells: dict[int, tuple[float, float]]
+    cells: dict[tuple[str, int], tuple[float, float]]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -535,8 +535,8 @@ class MatchModel:
     #: whose pairs no other key found (see ``lsh_frame.compare.weak_keys``).
     alone_keys: tuple[str, ...] = (NEIGHBOURS_KEY,)
     #: Fields that differ together (street, city and postcode of an address),
-    #: whose joint "all differ" is read as one observation (see
-    #: :class:`Together`), not as independent ones.
+    #: whose joint "all differ" and "all agree" are read as one observation
+    #: each (see :class:`Together`), not as independent ones.
     together: tuple[Together, ...] = ()
 
     def cuts_of(self, label: str) -> tuple[float, ...]:
@@ -1140,7 +1140,7 @@ class MatchModel:
             cells = {}
             for kind in _TOGETHER_KINDS:
                 for mask in range(1 << len(fields)):
-                    if _popcount(np.array([mask]))[0] < 2:
+                    if bin(mask).count("1") < 2:
                         continue
                     same = present == mask
                     shares = []
@@ -1270,8 +1270,9 @@ def _together_from(
     """The :class:`Together` groups of a saved model (``to_dict``'s "together")."""
     problem = (
         f"{owner} got a learned model whose 'together' is not a list of groups "
-        "({'fields': [two or more of its fields], 'cells': [{'present': [...], "
-        f"'m': share, 'u': share}}, ...]}}). Got {given!r}."
+        "({'fields': [two or more of its fields], 'cells': [{'all': 'differ' or "
+        "'agree', 'present': [two or more of the fields], 'm': share, 'u': share}, "
+        f"...]}}, ...). Got {given!r}."
     )
     if not isinstance(given, (list, tuple)):
         raise ConfigError(problem)
