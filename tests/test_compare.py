@@ -886,19 +886,33 @@ def test_a_few_pairs_score_in_one_pass_as_field_by_field(monkeypatch):
         "surname",
         lf.Field(["street_address", "city"]),
         lf.Field("email", shingle="word"),
+        lf.Field("street_address", shingle="word", compare="jaccard"),
         "date_of_birth",
         "amount",
         "born",
         lf.Field("note", compare="tfidf"),
         lf.Field("phone", compare="jaro_winkler", strip_punctuation=True),
+        lf.Field("postcode", compare="jaccard"),
+        lf.Field("city", compare="levenshtein", weight=0.5),
+        lf.Field("phone", compare="exact", name="phone_exact"),
     ]
     rng = np.random.default_rng(2)
     pairs = pd.DataFrame(
         {"left": rng.integers(0, 300, 60), "right": rng.integers(0, 300, 60)}
     )
     pairs = pairs[pairs["left"] != pairs["right"]]
+    left, right = frame.iloc[:150], frame.iloc[150:]
+    link_pairs = pd.DataFrame(
+        {"left": rng.integers(0, 150, 60), "right": rng.integers(150, 300, 60)}
+    )
     together = lf.score(frame, pairs, fields, min_score=0.7)
+    linked = lf.score(left, link_pairs, fields, other=right, min_score=0.7)
     monkeypatch.setattr(module, "THREADED_PAIRS", 0)
     apart = lf.score(frame, pairs, fields, min_score=0.7)
-    pd.testing.assert_frame_equal(together, apart)
+    pd.testing.assert_frame_equal(together, apart, check_exact=True)
+    pd.testing.assert_frame_equal(
+        linked,
+        lf.score(left, link_pairs, fields, other=right, min_score=0.7),
+        check_exact=True,
+    )
     assert together["match"].any()
