@@ -194,6 +194,13 @@ class NumberValues:
         """Whether each value is a number."""
         return np.asarray(~np.isnan(self.value))
 
+    def placed(self, rows: npt.NDArray[np.int64], size: int) -> NumberValues:
+        """Return these values at ``rows`` of ``size`` values (the others missing)."""
+        value = np.full(size, np.nan)
+        marked = np.zeros(size, dtype=bool)
+        value[rows], marked[rows] = self.value, self.marked
+        return NumberValues(value, marked)
+
 
 @dataclass(frozen=True)
 class DateValues:
@@ -240,6 +247,17 @@ class DateValues:
             self.kind[rows], self.year[rows], self.month[rows], self.day[rows],
             self.days[rows],
         )  # fmt: skip
+
+    def placed(self, rows: npt.NDArray[np.int64], size: int) -> DateValues:
+        """Return these values at ``rows`` of ``size`` values (the others missing)."""
+        kind = np.full(size, _NONE, dtype=np.int8)
+        kind[rows] = self.kind
+        parts = []
+        for values in (self.year, self.month, self.day, self.days):
+            part = np.zeros(size, dtype=np.int64)
+            part[rows] = values
+            parts.append(part)
+        return DateValues(kind, *parts)
 
 
 def _padded(
@@ -606,23 +624,34 @@ class TypedColumn:
 
 
 def typed_values(
-    comparison: str, raw: pa.Array, columns: list[TypedColumn] | None
+    comparison: str,
+    raw: pa.Array,
+    columns: list[TypedColumn] | None,
+    *,
+    entries: npt.NDArray[np.int64] | None = None,
 ) -> NumberValues | DateValues:
     """Read every dictionary value of a field once.
 
     ``raw`` is the field's distinct raw text (its dictionary); ``columns``, for
     a field of one column, that column in each table with its records' codes:
     numeric or date columns are read directly and their values replace the
-    reading of their text.
+    reading of their text. ``entries``, when given, are the only entries of
+    ``raw`` read (a dictionary shared with other fields' values): the others
+    read as missing.
     """
+    text = raw if entries is None else raw.take(pa.array(entries, pa.int64()))
     if comparison == "number":
-        numbers = parse_numbers(raw)
+        numbers = parse_numbers(text)
+        if entries is not None:
+            numbers = numbers.placed(entries, len(raw))
         for column in columns or []:
             direct = column_numbers(column.values)
             if direct is not None:
                 _scatter(numbers.value, column.codes, direct)
         return numbers
-    dates = parse_dates(raw)
+    dates = parse_dates(text)
+    if entries is not None:
+        dates = dates.placed(entries, len(raw))
     for column in columns or []:
         direct_dates = column_dates(column.values)
         if direct_dates is not None:

@@ -505,6 +505,13 @@ def _score_text_field(
             ]
             if len(spec.columns) == 1
             else None,
+            # A dictionary shared with other fields holds their values too:
+            # only the ones these pairs compare are read.
+            entries=None
+            if encoded.every_set is None
+            else sorted_unique(
+                np.concatenate([distinct_low, distinct_high, first[equal]])
+            ),
         )
         field_score = spread(
             np.where(read.present[first[equal]], 1.0, np.nan),
@@ -1028,14 +1035,13 @@ def score_fields(
     shared: dict[str, _Encoded] = {}
     together: dict[str, dict[str, Any]] = {}
     if len(left_positions) < THREADED_PAIRS:
-        # A few pairs: the fields of one shingle configuration in one pass,
+        # A few pairs: the fields of one shingle configuration in one pass
+        # (numbers and dates read only their own entries of the dictionary),
         # and those of rapidfuzz and Jaccard scored together.
         groups: dict[Any, list[Field]] = {}
         for spec in specs:
-            # Numbers and dates read every entry of their dictionary: theirs
-            # stays their own.
             comparison = plan.comparisons[spec.label]
-            if comparison not in (*VECTOR_KINDS, *TYPED_COMPARISONS, "estimate"):
+            if comparison not in (*VECTOR_KINDS, "estimate"):
                 groups.setdefault(spec.shingle_config, []).append(spec)
         for group in groups.values():
             if len(group) > 1:
