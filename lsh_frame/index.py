@@ -94,6 +94,8 @@ RELEARN_GROWTH = 2.0
 #: Segments of added records kept apart before :meth:`Index.add` merges them.
 MAX_SEGMENTS = 16
 _LABEL = "__label__"
+#: ``found_by`` dtypes an index keeps (sets of keys that found a query's pairs).
+FOUND_BY_DTYPES = 256
 #: A new record joins an existing entity when it matches at least this share
 #: of the entity's records it was compared with (one false link to a relative
 #: does not make it a member). make_customers in ten batches, pair F1 (before
@@ -341,6 +343,8 @@ class Index:
         self._settings = settings
         self._labels: pd.Index | None = None
         self._merges: list[dict[str, Any]] = []
+        #: ``found_by`` dtypes by the key masks they name (see _found_by).
+        self._found_by_dtypes: dict[tuple[int, ...], pd.CategoricalDtype] = {}
 
     # -- building ------------------------------------------------------------
 
@@ -797,15 +801,24 @@ class Index:
 
     def _found_by(self, mask: npt.NDArray[np.int64]) -> pd.Categorical:
         distinct, inverse = np.unique(mask, return_inverse=True)
-        names = [
-            "|".join(
-                key.label
-                for number, key in enumerate(self._keys)
-                if int(value) >> number & 1
-            )
-            for value in distinct
-        ]
-        return pd.Categorical.from_codes(inverse.ravel(), categories=pd.Index(names))
+        # Building and checking the categories cost most of a query's ranking
+        # (0.05 ms); the same few sets of keys recur, so their dtypes are kept.
+        found = tuple(distinct.tolist())
+        dtype = self._found_by_dtypes.get(found)
+        if dtype is None:
+            names = [
+                "|".join(
+                    key.label
+                    for number, key in enumerate(self._keys)
+                    if value >> number & 1
+                )
+                for value in found
+            ]
+            dtype = pd.CategoricalDtype(pd.Index(names))
+            if len(self._found_by_dtypes) < FOUND_BY_DTYPES:
+                self._found_by_dtypes[found] = dtype
+        # The codes are positions among the distinct masks: valid by making.
+        return pd.Categorical.from_codes(inverse.ravel(), dtype=dtype, validate=False)
 
     def query(self, new: pd.DataFrame, k: int | None = 10) -> pd.DataFrame:
         """Each new record's best matches among the records held.
