@@ -477,14 +477,17 @@ def test_unknown_comparison_is_rejected():
     st.data(),
 )
 def test_set_table_matches_python_sets_for_short_and_long_sets(groups, data):
-    table = sets.SetTable.build(*csr_of(groups))
     first, second = draw_pairs(data, len(groups), 25)
-    got = table.intersection_sizes(first, second)
     expected = [
         len(set(groups[a]) & set(groups[b])) for a, b in zip(first, second, strict=True)
     ]
-    assert got.tolist() == expected
-    assert table.sizes.tolist() == [len(set(group)) for group in groups]
+    # A few sets share one width class; many keep each its own.
+    with pytest.MonkeyPatch.context() as patch:
+        for few_sets in (sets.FEW_SETS, 0):
+            patch.setattr(sets, "FEW_SETS", few_sets)
+            table = sets.SetTable.build(*csr_of(groups))
+            assert table.intersection_sizes(first, second).tolist() == expected
+            assert table.sizes.tolist() == [len(set(group)) for group in groups]
 
 
 def test_set_table_tokens_equal_to_the_padding_still_count():
