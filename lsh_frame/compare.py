@@ -85,7 +85,7 @@ from lsh_frame.one_to_one import (
     choose,
     clear_best,
 )
-from lsh_frame.shingle import normalize, tokenize
+from lsh_frame.shingle import ColumnTexts, normalize, tokenize
 from lsh_frame.vectors import VECTOR_KINDS, vector_scores
 
 __all__ = [
@@ -154,21 +154,26 @@ def _encode(
 
 
 def _encode_together(
-    specs: list[Field], left: pd.DataFrame, right: pd.DataFrame | None, owner: str
+    specs: list[Field],
+    left: pd.DataFrame,
+    right: pd.DataFrame | None,
+    owner: str,
+    texts: ColumnTexts | None = None,
 ) -> dict[str, _Encoded]:
     """Encode several fields of one shingle configuration in one dictionary.
 
     Every comparison looks a pair's values up by their codes, so fields can
     share a dictionary: for a few pairs (a batch of new records) one pass over
-    all the fields costs far less than one per field.
+    all the fields costs far less than one per field. ``texts`` holds the
+    text of columns of ``left`` or ``right`` when already converted.
     """
     config = specs[0].shingle_config
     assert all(spec.shingle_config == config for spec in specs)
     arrays = []
     for spec in specs:
-        arrays.append(_field_text(left, spec, owner=owner))
+        arrays.append(_field_text(left, spec, owner=owner, texts=texts))
         if right is not None:
-            arrays.append(_field_text(right, spec, owner=owner))
+            arrays.append(_field_text(right, spec, owner=owner, texts=texts))
     raw = pa.concat_arrays(arrays) if len(arrays) > 1 else arrays[0]
     # Normalise each distinct raw value once: far cheaper than normalising
     # every record. Raw values that normalise alike keep their own codes (a
@@ -990,11 +995,15 @@ def score_fields(
     left_positions: npt.NDArray[np.int64],
     right_positions: npt.NDArray[np.int64],
     owner: str,
+    *,
+    texts: ColumnTexts | None = None,
 ) -> dict[str, Any]:
     """Field columns (and values, when asked) and ``score`` of some pairs.
 
     ``right`` is None when both positions index ``left``. Every column is
     computed pair by pair, so parts of the pairs score exactly as all of them.
+    ``texts`` holds the text of columns of ``left`` or ``right`` when already
+    converted (a batch of new records keyed first).
     """
     right_frame = left if right is None else right
 
@@ -1045,7 +1054,7 @@ def score_fields(
                 groups.setdefault(spec.shingle_config, []).append(spec)
         for group in groups.values():
             if len(group) > 1:
-                encoded = _encode_together(group, left, right, owner)
+                encoded = _encode_together(group, left, right, owner, texts)
                 shared.update(encoded)
                 alike = [
                     spec for spec in group if plan.comparisons[spec.label] in _TOGETHER
