@@ -41,8 +41,9 @@ TILE_CELLS = 1 << 16
 #: much from 256; see benchmarks/README.md, "Long values").
 LONG_RECORD = 128
 #: Records whose tokens number at most this many in all are signed in one
-#: block (see :func:`_one_block`): one record of 64 tokens took 64 tile passes
-#: of four numpy calls each (0.25 ms), one block takes five calls.
+#: block (see :func:`_one_block`; at most a permutation block's width): one
+#: record of 64 tokens took 64 tile passes of four numpy calls each (0.35 ms),
+#: one block takes five calls (0.013 ms).
 ONE_BLOCK_TOKENS = TILE_RECORDS
 
 Permute = Callable[[npt.NDArray, npt.NDArray], npt.NDArray]
