@@ -896,10 +896,9 @@ class ScorePlan:
         self, field_scores: dict[str, npt.NDArray[np.float64]]
     ) -> dict[str, npt.NDArray[np.intp]]:
         """Match-model levels of the counted fields."""
+        cuts = self.field_cuts  # every field's, built at each reading
         return {
-            spec.label: MatchModel.levels(
-                field_scores[spec.label], self.field_cuts[spec.label]
-            )
+            spec.label: MatchModel.levels(field_scores[spec.label], cuts[spec.label])
             for spec in self.counted
         }
 
