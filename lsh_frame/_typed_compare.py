@@ -194,6 +194,13 @@ class NumberValues:
         """Whether each value is a number."""
         return np.asarray(~np.isnan(self.value))
 
+    def placed(self, rows: npt.NDArray[np.int64], size: int) -> NumberValues:
+        """Return these values at ``rows`` of ``size`` values (the others missing)."""
+        value = np.full(size, np.nan)
+        marked = np.zeros(size, dtype=bool)
+        value[rows], marked[rows] = self.value, self.marked
+        return NumberValues(value, marked)
+
 
 @dataclass(frozen=True)
 class DateValues:
@@ -240,6 +247,17 @@ class DateValues:
             self.kind[rows], self.year[rows], self.month[rows], self.day[rows],
             self.days[rows],
         )  # fmt: skip
+
+    def placed(self, rows: npt.NDArray[np.int64], size: int) -> DateValues:
+        """Return these values at ``rows`` of ``size`` values (the others missing)."""
+        kind = np.full(size, _NONE, dtype=np.int8)
+        kind[rows] = self.kind
+        parts = []
+        for values in (self.year, self.month, self.day, self.days):
+            part = np.zeros(size, dtype=np.int64)
+            part[rows] = values
+            parts.append(part)
+        return DateValues(kind, *parts)
 
 
 def _padded(
@@ -328,7 +346,97 @@ def parse_dates(text: pa.Array) -> DateValues:
     >>> parsed.days.tolist(), parsed.kind.tolist()
     ([-17845, -17845, -17845], [2, 2, 2])
     """
-    text = pc.utf8_normalize(_as_string(text), "NFKC")
+    text = _as_string(text)
+    iso = _iso_dates(text)
+    if iso is not None:
+        year, month, day, shaped = iso
+        year_only = np.zeros(len(text), dtype=bool)
+    else:
+        year, month, day, shaped, year_only = _shaped_dates(text)
+    in_range = (year >= 1) & (year <= 9999)
+    year_only &= in_range
+    shaped &= in_range
+    valid, days = _calendar_days(year, month, day, shaped)
+    kind = np.full(len(text), _NONE, dtype=np.int8)
+    kind[year_only] = _YEAR
+    kind[shaped] = _MISSPELT
+    kind[valid] = _FULL
+    known = kind != _NONE
+    return DateValues(
+        kind=kind,
+        year=np.where(known, year, 0),
+        month=np.where(shaped, month, 0),
+        day=np.where(shaped, day, 0),
+        days=np.where(valid, days, 0),
+    )
+
+
+#: Byte positions of ``yyyy-mm-dd``: its digits, and its dashes.
+_ISO_DIGITS = np.array([0, 1, 2, 3, 5, 6, 8, 9])
+_ISO_DASHES = np.array([4, 7])
+#: What each digit of ``yyyy-mm-dd`` is worth in the year, month and day.
+_ISO_PLACES = np.array(
+    [
+        [1000, 100, 10, 1, 0, 0, 0, 0],
+        [0, 0, 0, 0, 10, 1, 0, 0],
+        [0, 0, 0, 0, 0, 0, 10, 1],
+    ],
+    dtype=np.int64,
+).T
+
+
+def _iso_dates(
+    text: pa.Array,
+) -> (
+    tuple[
+        npt.NDArray[np.int64],
+        npt.NDArray[np.int64],
+        npt.NDArray[np.int64],
+        npt.NDArray[np.bool_],
+    ]
+    | None
+):
+    """Year, month, day and shape of values all written ``yyyy-mm-dd``, else None.
+
+    The usual date column (ISO dates as text) read straight from its bytes:
+    such a value is itself after NFKC and trimming, and only the first shape
+    fits it, so the regular expressions would read the same numbers. They
+    cost far more for a few values (a batch of new records) — each call
+    compiles its expression — and are kept for any other writing.
+    """
+    _, offsets_buffer, data_buffer = text.buffers()
+    present = _bools(text.is_valid())
+    if data_buffer is None or not present.any():
+        return None
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int64)
+    offsets = offsets[text.offset : text.offset + len(text) + 1]
+    starts = offsets[:-1][present]
+    if not (offsets[1:][present] - starts == 10).all():
+        return None
+    data = np.frombuffer(data_buffer, dtype=np.uint8)
+    characters = data[starts[:, None] + np.arange(10)]
+    digits = characters[:, _ISO_DIGITS].astype(np.int64) - ord("0")
+    if not (
+        ((digits >= 0) & (digits <= 9)).all()
+        and (characters[:, _ISO_DASHES] == ord("-")).all()
+    ):
+        return None
+    parts = np.zeros((len(text), 3), dtype=np.int64)
+    parts[present] = digits @ _ISO_PLACES
+    return parts[:, 0], parts[:, 1], parts[:, 2], present
+
+
+def _shaped_dates(
+    text: pa.Array,
+) -> tuple[
+    npt.NDArray[np.int64],
+    npt.NDArray[np.int64],
+    npt.NDArray[np.int64],
+    npt.NDArray[np.bool_],
+    npt.NDArray[np.bool_],
+]:
+    """Year, month, day, shape and year-only of any writing, by the patterns."""
+    text = pc.utf8_normalize(text, "NFKC")
     edge = character_class(text, NOT_ALPHANUMERIC, ASCII_NOT_ALPHANUMERIC)
     text = pc.replace_substring_regex(text, f"^{edge}+|{edge}+$", "")
     size = len(text)
@@ -362,22 +470,7 @@ def parse_dates(text: pa.Array) -> DateValues:
         month[found] = values["month"][found]
         day[found] = values["day"][found]
         shaped |= found
-    in_range = (year >= 1) & (year <= 9999)
-    year_only &= in_range
-    shaped &= in_range
-    valid, days = _calendar_days(year, month, day, shaped)
-    kind = np.full(size, _NONE, dtype=np.int8)
-    kind[year_only] = _YEAR
-    kind[shaped] = _MISSPELT
-    kind[valid] = _FULL
-    known = kind != _NONE
-    return DateValues(
-        kind=kind,
-        year=np.where(known, year, 0),
-        month=np.where(shaped, month, 0),
-        day=np.where(shaped, day, 0),
-        days=np.where(valid, days, 0),
-    )
+    return year, month, day, shaped, year_only
 
 
 def _calendar_days(
@@ -531,23 +624,34 @@ class TypedColumn:
 
 
 def typed_values(
-    comparison: str, raw: pa.Array, columns: list[TypedColumn] | None
+    comparison: str,
+    raw: pa.Array,
+    columns: list[TypedColumn] | None,
+    *,
+    entries: npt.NDArray[np.int64] | None = None,
 ) -> NumberValues | DateValues:
     """Read every dictionary value of a field once.
 
     ``raw`` is the field's distinct raw text (its dictionary); ``columns``, for
     a field of one column, that column in each table with its records' codes:
     numeric or date columns are read directly and their values replace the
-    reading of their text.
+    reading of their text. ``entries``, when given, are the only entries of
+    ``raw`` read (a dictionary shared with other fields' values): the others
+    read as missing.
     """
+    text = raw if entries is None else raw.take(pa.array(entries, pa.int64()))
     if comparison == "number":
-        numbers = parse_numbers(raw)
+        numbers = parse_numbers(text)
+        if entries is not None:
+            numbers = numbers.placed(entries, len(raw))
         for column in columns or []:
             direct = column_numbers(column.values)
             if direct is not None:
                 _scatter(numbers.value, column.codes, direct)
         return numbers
-    dates = parse_dates(raw)
+    dates = parse_dates(text)
+    if entries is not None:
+        dates = dates.placed(entries, len(raw))
     for column in columns or []:
         direct_dates = column_dates(column.values)
         if direct_dates is not None:

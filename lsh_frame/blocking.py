@@ -65,9 +65,10 @@ from lsh_frame.minhash import sign_array, signer
 from lsh_frame.neighbours import NeighbourPairs
 from lsh_frame.shingle import (
     SMALL_BATCH_VALUES,
+    ColumnTexts,
+    column_text,
     normalize,
     normalized_codepoints,
-    text_array,
 )
 from lsh_frame.vectors import (
     VECTOR_KINDS,
@@ -360,13 +361,20 @@ def signing_work(frames: list[pd.DataFrame], spec: Field) -> int | None:
 
 
 def field_signatures(
-    frame: pd.DataFrame, spec: Field, *, num_perm: int, seed: int, owner: str
+    frame: pd.DataFrame,
+    spec: Field,
+    *,
+    num_perm: int,
+    seed: int,
+    owner: str,
+    texts: ColumnTexts | None = None,
 ) -> tuple[npt.NDArray, npt.NDArray[np.bool_]]:
     """MinHash signatures of a field: stored ones, or computed from its text.
 
     The signature of a field over several columns is the element-wise minimum
     of the columns' signatures, which is exactly the MinHash of the pooled
-    token set; each column is signed in chunks on all cores.
+    token set; each column is signed in chunks on all cores. ``texts`` holds
+    the frame's columns' text when already converted.
     """
     if _stored_config(frame, spec) is not None:
         return signature_matrix(frame[spec.columns[0]])
@@ -380,12 +388,12 @@ def field_signatures(
         and len(spec.columns) > 1
         and len(frame) * len(spec.columns) <= SMALL_BATCH_VALUES
     ):
-        return _pooled_signatures(frame, spec, config, owner)
+        return _pooled_signatures(frame, spec, config, owner, texts)
     combined: npt.NDArray | None = None
     any_valid = np.zeros(len(frame), dtype=bool)
     for column in spec.columns:
         matrix, valid = sign_array(
-            text_array(frame[column], owner=owner),
+            column_text(frame, column, owner=owner, texts=texts),
             config,
             salt=_salt(column) if spec.tag_columns else 0,
         )
@@ -401,7 +409,11 @@ def field_signatures(
 
 
 def _pooled_signatures(
-    frame: pd.DataFrame, spec: Field, config: MinHashConfig, owner: str
+    frame: pd.DataFrame,
+    spec: Field,
+    config: MinHashConfig,
+    owner: str,
+    texts: ColumnTexts | None = None,
 ) -> tuple[npt.NDArray, npt.NDArray[np.bool_]]:
     """Sign a few records' columns as one pooled token set each.
 
@@ -411,7 +423,9 @@ def _pooled_signatures(
     are the cost.
     """
     n, columns = len(frame), spec.columns
-    texts = [text_array(frame[column], owner=owner) for column in columns]
+    arrays = [
+        column_text(frame, column, owner=owner, texts=texts) for column in columns
+    ]
     k = config.shingle.k
     assert k is not None
     tags = np.repeat(
@@ -424,7 +438,7 @@ def _pooled_signatures(
         ),
         n,
     )
-    points, offsets = normalized_codepoints(pa.concat_arrays(texts), config.shingle)
+    points, offsets = normalized_codepoints(pa.concat_arrays(arrays), config.shingle)
     hashes, token_offsets = hashing.char_shingles(points, offsets, k, tags)
     # Value v belongs to record v % n: regroup the tokens by record.
     owners = np.repeat(
@@ -443,9 +457,20 @@ def _pooled_signatures(
     return matrix, valid
 
 
-def _field_text(frame: pd.DataFrame, spec: Field, *, owner: str) -> pa.Array:
-    """Return a field's raw text, its columns joined by a space, nulls kept."""
-    arrays = [text_array(frame[column], owner=owner) for column in spec.columns]
+def _field_text(
+    frame: pd.DataFrame,
+    spec: Field,
+    *,
+    owner: str,
+    texts: ColumnTexts | None = None,
+) -> pa.Array:
+    """Return a field's raw text, its columns joined by a space, nulls kept.
+
+    ``texts`` holds the frame's columns' text when already converted.
+    """
+    arrays = [
+        column_text(frame, column, owner=owner, texts=texts) for column in spec.columns
+    ]
     if len(arrays) == 1:
         return arrays[0]
     # Join pairwise and fall back to whichever side is present: the same as
@@ -460,14 +485,18 @@ def _field_text(frame: pd.DataFrame, spec: Field, *, owner: str) -> pa.Array:
 
 
 def _exact_keys(
-    frame: pd.DataFrame, spec: Field, *, owner: str
+    frame: pd.DataFrame,
+    spec: Field,
+    *,
+    owner: str,
+    texts: ColumnTexts | None = None,
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]:
     """One 64-bit key per normalised value; missing or blank values get none.
 
     Values that repeat (dates, cities, postcodes) are normalised and hashed once
     per distinct raw value.
     """
-    text = _field_text(frame, spec, owner=owner)
+    text = _field_text(frame, spec, owner=owner, texts=texts)
     encoded = pc.dictionary_encode(text)
     distinct = encoded.dictionary
     repeats = 0 < len(distinct) <= len(text) // 2
@@ -481,7 +510,11 @@ def _exact_keys(
 
 
 def _exact_keys_together(
-    frame: pd.DataFrame, specs: list[Field], *, owner: str
+    frame: pd.DataFrame,
+    specs: list[Field],
+    *,
+    owner: str,
+    texts: ColumnTexts | None = None,
 ) -> dict[str, SideKeys]:
     """Compute the exact keys of several fields of one configuration at once.
 
@@ -489,8 +522,8 @@ def _exact_keys_together(
     where one pass over all the fields costs far less than one per field.
     """
     n = len(frame)
-    texts = [_field_text(frame, spec, owner=owner) for spec in specs]
-    hashes, present = _value_hashes(pa.concat_arrays(texts), specs[0].shingle_config)
+    arrays = [_field_text(frame, spec, owner=owner, texts=texts) for spec in specs]
+    hashes, present = _value_hashes(pa.concat_arrays(arrays), specs[0].shingle_config)
     result = {}
     for number, spec in enumerate(specs):
         part = slice(number * n, (number + 1) * n)
@@ -534,9 +567,10 @@ def _side_keys(
     seed: int,
     owner: str,
     signatures: tuple[npt.NDArray, npt.NDArray[np.bool_]] | None = None,
+    texts: ColumnTexts | None = None,
 ) -> SideKeys:
     if key.kind == "exact":
-        keys, valid = _exact_keys(frame, key.field, owner=owner)
+        keys, valid = _exact_keys(frame, key.field, owner=owner, texts=texts)
         return SideKeys(keys=keys, valid=valid, frame=frame, field=key.field)
     assert key.plan is not None
     if key.kind in VECTOR_KINDS:
@@ -554,7 +588,7 @@ def _side_keys(
     if signatures is None:
         _progress.step(f"signing {key.label}", total=signing_work([frame], key.field))
         signatures = field_signatures(
-            frame, key.field, num_perm=num_perm, seed=seed, owner=owner
+            frame, key.field, num_perm=num_perm, seed=seed, owner=owner, texts=texts
         )
     matrix, valid = signatures
     keys = key_kernels.band_keys(
@@ -1258,12 +1292,14 @@ def table_keys(
     exact: dict[str, SideKeys] | None = None,
     signatures: dict[str, tuple[Any, Any]] | None = None,
     keyed: dict[int, npt.NDArray[np.bool_]] | None = None,
+    texts: ColumnTexts | None = None,
 ) -> list[SideKeys]:
     """One table's keys for each blocking key.
 
     ``exact`` and ``signatures`` hold keys and signatures already computed
     (by label); ``keyed`` which records a neighbours key could look up (by the
     key's position), which has no keys of its own: its side keeps none.
+    ``texts`` holds the table's columns' text when already converted.
     """
     exact, signatures, keyed = dict(exact or {}), signatures or {}, keyed or {}
     pending = [key.field for key in keys if key.kind == "exact"]
@@ -1271,7 +1307,7 @@ def table_keys(
     if len(pending) > 1 and len(table) * len(pending) <= SMALL_BATCH_VALUES:
         for config in {spec.shingle_config for spec in pending}:
             alike = [spec for spec in pending if spec.shingle_config == config]
-            exact.update(_exact_keys_together(table, alike, owner=owner))
+            exact.update(_exact_keys_together(table, alike, owner=owner, texts=texts))
     result = []
     for index, key in enumerate(keys):
         if key.kind == "neighbours":
@@ -1294,6 +1330,7 @@ def table_keys(
                     seed=seed,
                     owner=owner,
                     signatures=signatures.get(key.label),
+                    texts=texts,
                 )
             )
     return result

@@ -85,7 +85,7 @@ from lsh_frame.one_to_one import (
     choose,
     clear_best,
 )
-from lsh_frame.shingle import normalize, tokenize
+from lsh_frame.shingle import ColumnTexts, normalize, tokenize
 from lsh_frame.vectors import VECTOR_KINDS, vector_scores
 
 __all__ = [
@@ -154,21 +154,26 @@ def _encode(
 
 
 def _encode_together(
-    specs: list[Field], left: pd.DataFrame, right: pd.DataFrame | None, owner: str
+    specs: list[Field],
+    left: pd.DataFrame,
+    right: pd.DataFrame | None,
+    owner: str,
+    texts: ColumnTexts | None = None,
 ) -> dict[str, _Encoded]:
     """Encode several fields of one shingle configuration in one dictionary.
 
     Every comparison looks a pair's values up by their codes, so fields can
     share a dictionary: for a few pairs (a batch of new records) one pass over
-    all the fields costs far less than one per field.
+    all the fields costs far less than one per field. ``texts`` holds the
+    text of columns of ``left`` or ``right`` when already converted.
     """
     config = specs[0].shingle_config
     assert all(spec.shingle_config == config for spec in specs)
     arrays = []
     for spec in specs:
-        arrays.append(_field_text(left, spec, owner=owner))
+        arrays.append(_field_text(left, spec, owner=owner, texts=texts))
         if right is not None:
-            arrays.append(_field_text(right, spec, owner=owner))
+            arrays.append(_field_text(right, spec, owner=owner, texts=texts))
     raw = pa.concat_arrays(arrays) if len(arrays) > 1 else arrays[0]
     # Normalise each distinct raw value once: far cheaper than normalising
     # every record. Raw values that normalise alike keep their own codes (a
@@ -356,6 +361,76 @@ def _agreement(
     return result
 
 
+@dataclass(frozen=True)
+class _ValuePairs:
+    """Pairs of dictionary codes, reduced to the distinct pairs of unequal values.
+
+    ``equal`` and ``differ`` mark the pairs whose two values are present and
+    equal, or present and different; ``low`` and ``high`` are the distinct
+    unordered pairs of different values (``low < high``) and ``inverse`` the
+    distinct pair of each differing pair.
+    """
+
+    first: npt.NDArray[np.int64]
+    equal: npt.NDArray[np.bool_]
+    differ: npt.NDArray[np.bool_]
+    low: npt.NDArray[np.int64]
+    high: npt.NDArray[np.int64]
+    inverse: npt.NDArray[np.int64]
+
+    @classmethod
+    def of(
+        cls, first: npt.NDArray[np.int64], second: npt.NDArray[np.int64], size: int
+    ) -> _ValuePairs:
+        """Reduce pairs of codes in a dictionary of ``size`` values."""
+        present = (first >= 0) & (second >= 0)
+        equal = present & (first == second)
+        differ = present & ~equal
+        # Every comparison is symmetric, so (a, b) and (b, a) are one value
+        # pair; ordering them makes swapped pairs score identically.
+        first_differ, second_differ = first[differ], second[differ]
+        low = np.minimum(first_differ, second_differ)
+        high = np.maximum(first_differ, second_differ)
+        size = max(size, 1)
+        distinct, inverse = sets.unique_inverse(low * np.int64(size) + high)
+        distinct_low, distinct_high = np.divmod(distinct, np.int64(size))
+        return cls(first, equal, differ, distinct_low, distinct_high, inverse)
+
+    def spread(
+        self,
+        on_equal: npt.NDArray[np.float64] | float,
+        on_differ: npt.NDArray[np.float64],
+    ) -> npt.NDArray[np.float64]:
+        """One value per pair, NaN where a value is missing.
+
+        Equal values get ``on_equal``, different ones ``on_differ`` of their
+        distinct pair.
+        """
+        result = np.full(self.first.size, np.nan)
+        result[self.equal] = on_equal
+        result[self.differ] = on_differ[self.inverse]
+        return result
+
+
+def _equal_jaccard(
+    encoded: _Encoded,
+    value_sets: _ValueSets,
+    codes: npt.NDArray[np.int64],
+    spec: Field,
+    cheap_equal: bool,
+) -> npt.NDArray[np.float64]:
+    """Jaccard of equal values: 1 whenever they have a shingle at all (else NaN).
+
+    For character shingles (``cheap_equal``) their length says so, without
+    shingling them.
+    """
+    if cheap_equal:
+        has_shingles = _has_shingles(encoded.dictionary, codes, spec)
+    else:
+        has_shingles = value_sets.table.sizes[value_sets.position(codes)] > 0
+    return np.where(has_shingles, 1.0, np.nan)
+
+
 def _score_text_field(
     spec: Field,
     left: pd.DataFrame,
@@ -373,20 +448,11 @@ def _score_text_field(
         encoded = _encode(spec, left, right, owner)
     first = encoded.left[left_positions]
     second = encoded.right[right_positions]
-    present = (first >= 0) & (second >= 0)
-    equal = present & (first == second)
-    differ = present & ~equal
-    # Every comparison is symmetric, so (a, b) and (b, a) are one value pair;
-    # ordering them makes swapped pairs score identically.
-    first_differ, second_differ = first[differ], second[differ]
-    low = np.minimum(first_differ, second_differ)
-    high = np.maximum(first_differ, second_differ)
-    size = max(len(encoded.dictionary), 1)
-    distinct, inverse = sets.unique_inverse(low * np.int64(size) + high)
-    distinct_low, distinct_high = np.divmod(distinct, np.int64(size))
+    pairs = _ValuePairs.of(first, second, len(encoded.dictionary))
+    equal, spread = pairs.equal, pairs.spread
+    distinct_low, distinct_high = pairs.low, pairs.high
 
-    # Equal values have Jaccard 1 whenever they have a shingle at all; for
-    # character shingles their length says so, without shingling them.
+    # Character shingles: equal values need no shingling (_equal_jaccard).
     cheap_equal = spec.shingle == "char" and estimate_config is None
     value_sets = (
         encoded.every_set
@@ -404,21 +470,10 @@ def _score_text_field(
         )
     )
     columns: dict[str, npt.NDArray[np.float64]] = {}
-
-    def spread(
-        on_equal: npt.NDArray[np.float64] | float, on_differ: npt.NDArray[np.float64]
-    ) -> npt.NDArray[np.float64]:
-        result = np.full(first.size, np.nan)
-        result[equal] = on_equal
-        result[differ] = on_differ[inverse]
-        return result
-
-    if cheap_equal:
-        has_shingles = _has_shingles(encoded.dictionary, first[equal], spec)
-    else:
-        has_shingles = value_sets.table.sizes[value_sets.position(first[equal])] > 0
-    nonempty = np.where(has_shingles, 1.0, np.nan)
-    jaccard = spread(nonempty, _jaccard(value_sets, distinct_low, distinct_high))
+    jaccard = spread(
+        _equal_jaccard(encoded, value_sets, first[equal], spec, cheap_equal),
+        _jaccard(value_sets, distinct_low, distinct_high),
+    )
     columns[f"{spec.label}_jaccard"] = jaccard
     if value_sets.signatures is not None and value_sets.signed is not None:
         at_low = value_sets.position(distinct_low)
@@ -455,6 +510,13 @@ def _score_text_field(
             ]
             if len(spec.columns) == 1
             else None,
+            # A dictionary shared with other fields holds their values too:
+            # only the ones these pairs compare are read.
+            entries=None
+            if encoded.every_set is None
+            else sorted_unique(
+                np.concatenate([distinct_low, distinct_high, first[equal]])
+            ),
         )
         field_score = spread(
             np.where(read.present[first[equal]], 1.0, np.nan),
@@ -481,6 +543,82 @@ def _score_text_field(
         )
     columns[f"{spec.label}_score"] = field_score
     return columns
+
+
+#: Comparisons :func:`_score_fields_together` scores (the others read more
+#: than the distinct pairs' text: a field's dictionary, documents, types).
+_TOGETHER = (*SCORERS, "jaccard")
+
+
+def _score_fields_together(
+    specs: list[Field],
+    encoded: dict[str, _Encoded],
+    left_positions: npt.NDArray[np.int64],
+    right_positions: npt.NDArray[np.int64],
+    comparisons: dict[str, str],
+) -> dict[str, dict[str, npt.NDArray[np.float64]]]:
+    """Score fields of one shared dictionary at once: each field's columns.
+
+    The columns :func:`_score_text_field` gives each field (comparisons in
+    ``_TOGETHER``, no estimate), from the fields' pairs stacked: one Jaccard
+    pass over every field's distinct value pairs and one ``cpdist`` per
+    scorer. A distinct pair of values scores as it does alone, so the columns
+    are the same; for a few pairs (a batch of new records) the passes, not the
+    pairs, are the cost.
+    """
+    count = left_positions.size
+    shared = encoded[specs[0].label]
+    assert shared.every_set is not None
+    assert all(encoded[spec.label].every_set is shared.every_set for spec in specs)
+    pairs = _ValuePairs.of(
+        np.concatenate([encoded[spec.label].left[left_positions] for spec in specs]),
+        np.concatenate([encoded[spec.label].right[right_positions] for spec in specs]),
+        len(shared.dictionary),
+    )
+
+    def by_field(values: npt.NDArray[np.float64]) -> list[npt.NDArray[np.float64]]:
+        return list(values.reshape(len(specs), count))
+
+    jaccard = by_field(
+        pairs.spread(
+            _equal_jaccard(
+                shared,
+                shared.every_set,
+                pairs.first[pairs.equal],
+                specs[0],
+                specs[0].shingle == "char",
+            ),
+            _jaccard(shared.every_set, pairs.low, pairs.high),
+        )
+    )
+    scores = dict(enumerate(jaccard))
+    # Which field each differing pair is of, to give each scorer its pairs.
+    field_of = np.repeat(np.arange(len(specs)), count)[pairs.differ]
+    for comparison in dict.fromkeys(comparisons[spec.label] for spec in specs):
+        if comparison == "jaccard":
+            continue
+        members = [
+            number
+            for number, spec in enumerate(specs)
+            if comparisons[spec.label] == comparison
+        ]
+        compared = sorted_unique(pairs.inverse[np.isin(field_of, members)])
+        on_differ = np.full(pairs.low.size, np.nan)
+        on_differ[compared] = _fuzzy(
+            shared.dictionary,
+            pairs.low[compared],
+            pairs.high[compared],
+            comparison,
+        )
+        fuzzy = by_field(pairs.spread(1.0, on_differ))
+        scores.update((number, fuzzy[number]) for number in members)
+    return {
+        spec.label: {
+            f"{spec.label}_jaccard": jaccard[number],
+            f"{spec.label}_score": scores[number],
+        }
+        for number, spec in enumerate(specs)
+    }
 
 
 def _score_signature_field(
@@ -758,10 +896,9 @@ class ScorePlan:
         self, field_scores: dict[str, npt.NDArray[np.float64]]
     ) -> dict[str, npt.NDArray[np.intp]]:
         """Match-model levels of the counted fields."""
+        cuts = self.field_cuts  # every field's, built at each reading
         return {
-            spec.label: MatchModel.levels(
-                field_scores[spec.label], self.field_cuts[spec.label]
-            )
+            spec.label: MatchModel.levels(field_scores[spec.label], cuts[spec.label])
             for spec in self.counted
         }
 
@@ -857,11 +994,15 @@ def score_fields(
     left_positions: npt.NDArray[np.int64],
     right_positions: npt.NDArray[np.int64],
     owner: str,
+    *,
+    texts: ColumnTexts | None = None,
 ) -> dict[str, Any]:
     """Field columns (and values, when asked) and ``score`` of some pairs.
 
     ``right`` is None when both positions index ``left``. Every column is
     computed pair by pair, so parts of the pairs score exactly as all of them.
+    ``texts`` holds the text of columns of ``left`` or ``right`` when already
+    converted (a batch of new records keyed first).
     """
     right_frame = left if right is None else right
 
@@ -877,6 +1018,8 @@ def score_fields(
             return _score_signature_field(
                 spec, left, right, left_positions, right_positions
             )[0]
+        if spec.label in together:
+            return together[spec.label]
         return _score_text_field(
             spec,
             left,
@@ -898,18 +1041,33 @@ def score_fields(
 
     specs = plan.specs
     shared: dict[str, _Encoded] = {}
+    together: dict[str, dict[str, Any]] = {}
     if len(left_positions) < THREADED_PAIRS:
-        # A few pairs: the fields of one shingle configuration in one pass.
+        # A few pairs: the fields of one shingle configuration in one pass
+        # (numbers and dates read only their own entries of the dictionary),
+        # and those of rapidfuzz and Jaccard scored together.
         groups: dict[Any, list[Field]] = {}
         for spec in specs:
-            # Numbers and dates read every entry of their dictionary: theirs
-            # stays their own.
             comparison = plan.comparisons[spec.label]
-            if comparison not in (*VECTOR_KINDS, *TYPED_COMPARISONS, "estimate"):
+            if comparison not in (*VECTOR_KINDS, "estimate"):
                 groups.setdefault(spec.shingle_config, []).append(spec)
         for group in groups.values():
             if len(group) > 1:
-                shared.update(_encode_together(group, left, right, owner))
+                encoded = _encode_together(group, left, right, owner, texts)
+                shared.update(encoded)
+                alike = [
+                    spec for spec in group if plan.comparisons[spec.label] in _TOGETHER
+                ]
+                if plan.estimate is None and alike:
+                    together.update(
+                        _score_fields_together(
+                            alike,
+                            encoded,
+                            left_positions,
+                            right_positions,
+                            plan.comparisons,
+                        )
+                    )
     _progress.step(
         f"scoring {len(specs)} field{'s' if len(specs) != 1 else ''}",
         total=len(specs) * len(left_positions),

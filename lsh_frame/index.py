@@ -76,6 +76,7 @@ from lsh_frame.neighbours import (
     _chunks,
     record_tokens,
 )
+from lsh_frame.shingle import ColumnTexts
 
 __all__ = ["Index"]
 
@@ -94,6 +95,8 @@ RELEARN_GROWTH = 2.0
 #: Segments of added records kept apart before :meth:`Index.add` merges them.
 MAX_SEGMENTS = 16
 _LABEL = "__label__"
+#: ``found_by`` dtypes an index keeps (sets of keys that found a query's pairs).
+FOUND_BY_DTYPES = 256
 #: A new record joins an existing entity when it matches at least this share
 #: of the entity's records it was compared with (one false link to a relative
 #: does not make it a member). make_customers in ten batches, pair F1 (before
@@ -179,18 +182,25 @@ class _Tokens:
 
 
 def _token_pairs(
-    frame: pd.DataFrame, columns: Sequence[Hashable], owner: str
+    frame: pd.DataFrame,
+    columns: Sequence[Hashable],
+    owner: str,
+    texts: ColumnTexts | None = None,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]:
-    """Distinct ``(record, token hash)`` of a frame, sorted by hash then record."""
+    """Distinct ``(record, token hash)`` of a frame, sorted by hash then record.
+
+    ``texts`` holds the frame's columns' text when already converted.
+    """
     bits = np.uint64(TOKEN_RECORD_BITS)
     records, hashes = [], []
     step = 1 << TOKEN_RECORD_BITS
     for first in range(0, len(frame), step):
         packed = record_tokens(
-            frame.iloc[first : first + step],
+            frame if len(frame) <= step else frame.iloc[first : first + step],
             columns,
             owner=owner,
             record_bits=TOKEN_RECORD_BITS,
+            texts=texts,
         )
         packed.sort()
         packed = packed[kernel.run_starts(packed)]
@@ -341,6 +351,8 @@ class Index:
         self._settings = settings
         self._labels: pd.Index | None = None
         self._merges: list[dict[str, Any]] = []
+        #: ``found_by`` dtypes by the key masks they name (see _found_by).
+        self._found_by_dtypes: dict[tuple[int, ...], pd.CategoricalDtype] = {}
 
     # -- building ------------------------------------------------------------
 
@@ -591,8 +603,10 @@ class Index:
             local = positions[chosen] - segment.first
             rows = segment.records.drop_columns([_LABEL]).take(pa.array(local))
             # Segments may type a column differently (all missing in a batch):
-            # each becomes pandas on its own.
-            parts.append(rows.to_pandas())
+            # each becomes pandas on its own. A block per column (as pandas
+            # holds text columns anyway) skips consolidating them: a query's
+            # candidates 0.15 -> 0.09 ms.
+            parts.append(rows.to_pandas(split_blocks=True))
             order.append(chosen)
         if not parts:
             empty = self._segments[0].records.drop_columns([_LABEL]).slice(0, 0)
@@ -621,11 +635,13 @@ class Index:
         self,
         new: pd.DataFrame,
         own: npt.NDArray[np.int64] | None = None,
+        texts: ColumnTexts | None = None,
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """Return ``(new row, record position, keys bit mask)`` of each candidate.
 
         ``own`` holds the new rows' own positions when they are already in the
-        index (resolving): a record is not its own candidate.
+        index (resolving): a record is not its own candidate. ``texts`` holds
+        the new records' columns' text once converted, for every stage.
         """
         owner = "Index.query"
         codes, masks = [], []
@@ -637,11 +653,12 @@ class Index:
             num_perm=self._settings["num_perm"],
             seed=self._settings["seed"],
             owner=owner,
+            texts=texts,
         )
         sides_iter = iter(sides)
         for number, key in enumerate(self._keys):
             if key.kind == "neighbours":
-                rows, positions = self._neighbours(new, key, own)
+                rows, positions = self._neighbours(new, key, own, texts)
             else:
                 side = next(sides_iter)
                 rows, positions = self._key_matches(
@@ -693,11 +710,12 @@ class Index:
         new: pd.DataFrame,
         key: BlockingKey,
         own: npt.NDArray[np.int64] | None,
+        texts: ColumnTexts | None = None,
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """Each new record's most similar records (as the dedupe budget keeps)."""
         vocabulary, norms = self._vocabulary, self._norms
         assert vocabulary is not None and norms is not None
-        records, hashes = _token_pairs(new, key.field.columns, "Index.query")
+        records, hashes = _token_pairs(new, key.field.columns, "Index.query", texts)
         weights, looked_up = vocabulary.weigh(hashes)
         new_norms = _norms(records, weights, len(new))
         records, hashes = records[looked_up], hashes[looked_up]
@@ -764,13 +782,16 @@ class Index:
         rows: npt.NDArray[np.int64],
         positions: npt.NDArray[np.int64],
         mask: npt.NDArray[np.int64],
+        texts: ColumnTexts | None = None,
     ) -> dict[str, Any]:
         """Field scores, ``score``, probability and ``match`` of some pairs."""
         owner = "Index.query"
         distinct, local = np.unique(positions, return_inverse=True)
         saved = self._rows(distinct)
         plan = self._plan
-        columns = score_fields(plan, saved, new, local.astype(np.int64), rows, owner)
+        columns = score_fields(
+            plan, saved, new, local.astype(np.int64), rows, owner, texts=texts
+        )
         levels = plan.levels(field_scores(plan, columns))
         model = plan.given_model
         alone = np.isin(mask, self._alone_bits(model))
@@ -797,15 +818,24 @@ class Index:
 
     def _found_by(self, mask: npt.NDArray[np.int64]) -> pd.Categorical:
         distinct, inverse = np.unique(mask, return_inverse=True)
-        names = [
-            "|".join(
-                key.label
-                for number, key in enumerate(self._keys)
-                if int(value) >> number & 1
-            )
-            for value in distinct
-        ]
-        return pd.Categorical.from_codes(inverse.ravel(), categories=pd.Index(names))
+        # Building and checking the categories cost most of a query's ranking
+        # (0.05 ms); the same few sets of keys recur, so their dtypes are kept.
+        found = tuple(distinct.tolist())
+        dtype = self._found_by_dtypes.get(found)
+        if dtype is None:
+            names = [
+                "|".join(
+                    key.label
+                    for number, key in enumerate(self._keys)
+                    if value >> number & 1
+                )
+                for value in found
+            ]
+            dtype = pd.CategoricalDtype(pd.Index(names))
+            if len(self._found_by_dtypes) < FOUND_BY_DTYPES:
+                self._found_by_dtypes[found] = dtype
+        # The codes are positions among the distinct masks: valid by making.
+        return pd.Categorical.from_codes(inverse.ravel(), dtype=dtype, validate=False)
 
     def query(self, new: pd.DataFrame, k: int | None = 10) -> pd.DataFrame:
         """Each new record's best matches among the records held.
@@ -847,8 +877,10 @@ class Index:
                 if len(new) <= QUERY_CHUNK
                 else new.iloc[first : first + QUERY_CHUNK]
             )
-            rows, positions, mask = self._candidates(chunk)
-            columns = self._scored(chunk, rows, positions, mask)
+            # Keys, neighbours and scores read the same columns: once each.
+            texts = ColumnTexts(chunk, owner=owner)
+            rows, positions, mask = self._candidates(chunk, texts=texts)
+            columns = self._scored(chunk, rows, positions, mask, texts)
             parts.append(self._ranked(chunk, rows, positions, mask, columns, k))
         result = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
         result.attrs = {
@@ -1092,10 +1124,13 @@ class Index:
         candidate_rows, candidate_ids = [], []
         for start in range(0, n, QUERY_CHUNK):
             chunk = new.iloc[start : start + QUERY_CHUNK]
+            texts = ColumnTexts(chunk, owner=owner)
             rows, positions, mask = self._candidates(
-                chunk, own[start : start + QUERY_CHUNK]
+                chunk, own[start : start + QUERY_CHUNK], texts
             )
-            match = np.asarray(self._scored(chunk, rows, positions, mask)["match"])
+            match = np.asarray(
+                self._scored(chunk, rows, positions, mask, texts)["match"]
+            )
             rows = rows + start
             held = positions < base
             candidate_rows.append(rows[held])

@@ -46,10 +46,11 @@ from lsh_frame.shingle import (
     ASCII_PUNCTUATION_CHARACTER,
     PUNCTUATION_CHARACTER,
     SMALL_BATCH_VALUES,
+    ColumnTexts,
     character_class,
     codepoints,
+    column_text,
     normalize,
-    text_array,
 )
 
 __all__ = [
@@ -183,23 +184,27 @@ def record_tokens(
     *,
     owner: str,
     record_bits: int,
+    texts: ColumnTexts | None = None,
 ) -> npt.NDArray[np.uint64]:
     """Every token of the given columns as ``token hash top bits | record``.
 
     The low ``record_bits`` bits hold the record's position, the rest the top
     bits of the token's 64-bit hash: one ``uint64`` per token, so that one
     value sort groups a token's records (see :func:`kernel.vocabulary`).
+    ``texts`` holds the frame's columns' text when already converted.
     """
     n = len(frame)
     per_pass = max(1, SMALL_BATCH_VALUES // max(n, 1))
     parts = []
     for first in range(0, len(columns), per_pass):
         chosen = list(columns[first : first + per_pass])
-        texts = [text_array(frame[column], owner=owner) for column in chosen]
+        arrays = [
+            column_text(frame, column, owner=owner, texts=texts) for column in chosen
+        ]
         salts = np.repeat(np.array([_salt(column) for column in chosen]), n)
         parts.append(
             _values_tokens(
-                texts[0] if len(texts) == 1 else pa.concat_arrays(texts),
+                arrays[0] if len(arrays) == 1 else pa.concat_arrays(arrays),
                 salts,
                 n,
                 record_bits=record_bits,

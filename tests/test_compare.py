@@ -477,14 +477,17 @@ def test_unknown_comparison_is_rejected():
     st.data(),
 )
 def test_set_table_matches_python_sets_for_short_and_long_sets(groups, data):
-    table = sets.SetTable.build(*csr_of(groups))
     first, second = draw_pairs(data, len(groups), 25)
-    got = table.intersection_sizes(first, second)
     expected = [
         len(set(groups[a]) & set(groups[b])) for a, b in zip(first, second, strict=True)
     ]
-    assert got.tolist() == expected
-    assert table.sizes.tolist() == [len(set(group)) for group in groups]
+    # A few sets share one width class; many keep each its own.
+    with pytest.MonkeyPatch.context() as patch:
+        for few_sets in (sets.FEW_SETS, 0):
+            patch.setattr(sets, "FEW_SETS", few_sets)
+            table = sets.SetTable.build(*csr_of(groups))
+            assert table.intersection_sizes(first, second).tolist() == expected
+            assert table.sizes.tolist() == [len(set(group)) for group in groups]
 
 
 def test_set_table_tokens_equal_to_the_padding_still_count():
@@ -886,19 +889,33 @@ def test_a_few_pairs_score_in_one_pass_as_field_by_field(monkeypatch):
         "surname",
         lf.Field(["street_address", "city"]),
         lf.Field("email", shingle="word"),
+        lf.Field("street_address", shingle="word", compare="jaccard"),
         "date_of_birth",
         "amount",
         "born",
         lf.Field("note", compare="tfidf"),
         lf.Field("phone", compare="jaro_winkler", strip_punctuation=True),
+        lf.Field("postcode", compare="jaccard"),
+        lf.Field("city", compare="levenshtein", weight=0.5),
+        lf.Field("phone", compare="exact", name="phone_exact"),
     ]
     rng = np.random.default_rng(2)
     pairs = pd.DataFrame(
         {"left": rng.integers(0, 300, 60), "right": rng.integers(0, 300, 60)}
     )
     pairs = pairs[pairs["left"] != pairs["right"]]
+    left, right = frame.iloc[:150], frame.iloc[150:]
+    link_pairs = pd.DataFrame(
+        {"left": rng.integers(0, 150, 60), "right": rng.integers(150, 300, 60)}
+    )
     together = lf.score(frame, pairs, fields, min_score=0.7)
+    linked = lf.score(left, link_pairs, fields, other=right, min_score=0.7)
     monkeypatch.setattr(module, "THREADED_PAIRS", 0)
     apart = lf.score(frame, pairs, fields, min_score=0.7)
-    pd.testing.assert_frame_equal(together, apart)
+    pd.testing.assert_frame_equal(together, apart, check_exact=True)
+    pd.testing.assert_frame_equal(
+        linked,
+        lf.score(left, link_pairs, fields, other=right, min_score=0.7),
+        check_exact=True,
+    )
     assert together["match"].any()

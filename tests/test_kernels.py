@@ -298,6 +298,28 @@ def test_blocks_holding_many_records_match_the_reference(scheme, monkeypatch):
     assert out.tolist() == expected
 
 
+@pytest.mark.parametrize("scheme", ["affine32", "mersenne61"])
+@pytest.mark.parametrize("one_block", [True, False])
+def test_a_few_records_sign_alike_in_one_block_and_in_tiles(
+    scheme, one_block, monkeypatch
+):
+    # A few records (a batch of new ones) are signed in one block of all
+    # their tokens; the tiles must give exactly the same signatures.
+    if not one_block:
+        monkeypatch.setattr(minhash, "ONE_BLOCK_TOKENS", -1)
+    rng = np.random.default_rng(13)
+    lengths = [0, 64, 1, 0, 30, 200, 2, 0]  # one long record (> LONG_RECORD)
+    sets = [rng.integers(0, 2**63, n, dtype=np.uint64).tolist() for n in lengths]
+    tokens, offsets, permute, out, expected = _signing_inputs(scheme, sets)
+    assert offsets[-1] <= minhash.TILE_RECORDS
+    minhash.minhash(tokens, offsets, permute, out)
+    assert out.tolist() == expected
+    # A slice of a larger CSR (offsets not starting at 0) too.
+    out = np.zeros_like(out[2:6])
+    minhash.minhash(tokens, offsets[2:7], permute, out)
+    assert out.tolist() == expected[2:6]
+
+
 def test_long_records_are_permuted_in_full_width_blocks():
     # The cost per token must not grow with the record length: 220 records of
     # 10,000 tokens take as many full-width permutation calls as their tokens

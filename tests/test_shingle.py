@@ -229,3 +229,26 @@ def test_ascii_character_classes_match_the_unicode_ones(unicode, ascii):
     assert shingle.character_class(characters, unicode, ascii) == ascii
     accented = pa.array(["é"], pa.large_string())
     assert shingle.character_class(accented, unicode, ascii) == unicode
+
+
+def test_column_texts_convert_each_column_once_and_only_for_their_frame(monkeypatch):
+    frame = pd.DataFrame({"name": ["ann", None], "year": [1999.0, 2.5]})
+    converted = []
+    text_array = shingle.text_array
+
+    def counting(values, *, owner):
+        converted.append(values.name)
+        return text_array(values, owner=owner)
+
+    monkeypatch.setattr(shingle, "text_array", counting)
+    texts = shingle.ColumnTexts(frame, owner="test")
+    first = shingle.column_text(frame, "year", owner="test", texts=texts)
+    assert first.to_pylist() == ["1999", "2.5"]
+    assert shingle.column_text(frame, "year", owner="test", texts=texts) is first
+    assert converted == ["year"]
+    # Texts of another frame (a copy, a slice) are not taken for this one.
+    other = frame.iloc[:1]
+    assert shingle.column_text(
+        other, "year", owner="test", texts=texts
+    ).to_pylist() == ["1999"]
+    assert converted == ["year", "year"]

@@ -3,6 +3,7 @@
 import datetime
 import json
 import math
+import re
 
 import dask
 import dask.dataframe as dd
@@ -200,6 +201,31 @@ def test_every_date_reads_back_as_itself_in_every_format(day):
     epoch = (day - datetime.date(1970, 1, 1)).days
     assert parsed.full.all()
     assert parsed.days.tolist() == [epoch] * len(formats)
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.none(),
+            st.from_regex(r"\A[0-9]{4}-[0-9]{2}-[0-9]{2}\Z"),
+            st.sampled_from(["1921-2-5", "19210222", "1921-02-22 ", "x921-02-22"]),
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    st.integers(0, 2),
+)
+def test_iso_dates_read_from_their_bytes_as_by_the_patterns(texts, cut):
+    # Values all written yyyy-mm-dd (of any digits) are read from their bytes;
+    # an empty value, which is not, sends every value through the patterns.
+    array = pa.array(["0000-00-00"] * cut + texts, pa.large_string())[cut:]
+    iso = [text for text in texts if text is not None]
+    from_bytes = all(re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", text) for text in iso)
+    assert (_typed_compare._iso_dates(array) is not None) == (bool(iso) and from_bytes)
+    read = _typed_compare.parse_dates(array)
+    by_patterns = _typed_compare.parse_dates(pa.array([*texts, ""], pa.large_string()))
+    for name in ("kind", "year", "month", "day", "days"):
+        assert getattr(read, name).tolist() == getattr(by_patterns, name)[:-1].tolist()
 
 
 # ----------------------------------------------------------------------------
