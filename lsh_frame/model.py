@@ -473,8 +473,9 @@ class Together:
     are in fact independent this equals the sum it replaces (up to noise);
     other pairs keep the per-field weights.
 
-    On make_customers (eight columns) the group found is street, city,
-    postcode and phone; pair F1 of a dedupe: 1M records 0.9733 -> 0.9862
+    On make_customers (eight columns) the groups found are street, city,
+    postcode and phone (1M rows) or surname, street, city and postcode
+    (5,000-20,000 rows); pair F1 of a dedupe: 1M records 0.9733 -> 0.9862
     (seed 7) and 0.9869 -> 0.9900 (seed 1); 20,000 records 0.9937 -> 0.9948;
     the first 20,000 rows of make_customers(100,000) without the e-mail
     column 0.9202 -> 0.9750.
