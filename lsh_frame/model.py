@@ -335,7 +335,7 @@ def _differ_together(
 
 
 def _popcount(values: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-    """Number of set bits of each (small, non-negative) integer."""
+    """Count the set bits of each (small, non-negative) integer."""
     count = np.zeros(values.shape, dtype=np.int64)
     values = values.copy()
     while values.any():
@@ -485,6 +485,7 @@ class Together:
     cells: dict[tuple[str, int], tuple[float, float]]
 
     def to_dict(self) -> dict[str, Any]:
+        """Return the group as JSON-ready data (``MatchModel.from_dict`` reads it)."""
         return {
             "fields": list(self.fields),
             "cells": [
@@ -814,7 +815,10 @@ class MatchModel:
         groups = careful.groups_differing(labels, patterns, weights)
         if groups:
             careful = careful.with_together(
-                labels, patterns, *careful._soft_counts(labels, patterns, weights), groups
+                labels,
+                patterns,
+                *careful._soft_counts(labels, patterns, weights),
+                groups,
             )
         refined, steps, converged = careful.expectation_maximisation(
             labels,
@@ -1071,7 +1075,7 @@ class MatchModel:
     def joint_readings(
         self, levels: dict[str, npt.NDArray[np.intp]]
     ) -> list[tuple[tuple[str, ...], str, npt.NDArray[np.bool_], float]]:
-        """The :class:`Together` observations the pairs make.
+        """Return the :class:`Together` observations the pairs make.
 
         One ``(fields present, "differ" or "agree", pairs, weight)`` per group
         cell some pair falls in: the pairs (a mask) whose fields of the group
@@ -1103,7 +1107,7 @@ class MatchModel:
     def _group_cells(
         self, fields: tuple[str, ...], levels: list[npt.NDArray[np.intp]]
     ) -> tuple[npt.NDArray[np.int64], dict[str, npt.NDArray[np.bool_]]]:
-        """Present-field mask of each pair, and whether (two or more) all agree or differ."""
+        """Return each pair's present-field mask, and whether (2+) all agree/differ."""
         present = np.zeros(levels[0].shape, dtype=np.int64)
         differing = np.zeros(levels[0].shape, dtype=np.int64)
         agreeing = np.zeros(levels[0].shape, dtype=np.int64)
@@ -1127,7 +1131,7 @@ class MatchModel:
         unmatched: npt.NDArray[np.float64],
         groups: tuple[tuple[str, ...], ...],
     ) -> MatchModel:
-        """This model with the groups' "all differ" and "all agree" shares counted.
+        """Return the model with its groups' "all differ" and "all agree" shares.
 
         ``matched`` and ``unmatched`` weigh each distinct level pattern as a
         match and as a non-match (the E-step's soft counts).
@@ -1268,7 +1272,7 @@ class MatchModel:
 def _together_from(
     given: Any, m: dict[str, npt.NDArray[np.float64]], owner: str
 ) -> tuple[Together, ...]:
-    """The :class:`Together` groups of a saved model (``to_dict``'s "together")."""
+    """Read the :class:`Together` groups of a saved model (its "together")."""
     problem = (
         f"{owner} got a learned model whose 'together' is not a list of groups "
         "({'fields': [two or more of its fields], 'cells': [{'all': 'differ' or "
@@ -1284,7 +1288,9 @@ def _together_from(
             cells = {}
             for cell in group["cells"]:
                 present = set(cell["present"])
-                mask = sum(1 << bit for bit, label in enumerate(fields) if label in present)
+                mask = sum(
+                    1 << bit for bit, label in enumerate(fields) if label in present
+                )
                 shares = (float(cell["m"]), float(cell["u"]))
                 if not present <= set(fields) or len(present) < 2:
                     raise ConfigError(problem)
@@ -1296,7 +1302,11 @@ def _together_from(
                 cells[kind, mask] = shares
         except (KeyError, TypeError, ValueError):
             raise ConfigError(problem) from None
-        if len(fields) < 2 or len(set(fields)) != len(fields) or not set(fields) <= set(m):
+        if (
+            len(fields) < 2
+            or len(set(fields)) != len(fields)
+            or not set(fields) <= set(m)
+        ):
             raise ConfigError(problem)
         groups.append(Together(fields, cells))
     return tuple(groups)

@@ -185,7 +185,7 @@ def test_fields_read_as_one_fact_are_shown_and_still_add_up():
     learned = {
         "prior": 0.1,
         "cuts": [0.99, 0.9, 0.8],
-        "fields": {label: shares for label in fields},
+        "fields": dict.fromkeys(fields, shares),
         "together": [
             {
                 "fields": group,

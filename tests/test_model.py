@@ -326,6 +326,17 @@ def test_fields_that_differ_together_are_grouped():
     ]
 
 
+def _agrees(
+    rng: np.random.Generator,
+    truth: np.ndarray,
+    share_matches: float,
+    share_others: float,
+) -> np.ndarray:
+    """Top level where a pair agrees (by its class's share), else the lowest."""
+    share = np.where(truth, share_matches, share_others)
+    return np.where(rng.random(truth.size) < share, 0, len(model.LEVEL_CUTS))
+
+
 def test_leaving_out_fields_that_differ_together_finds_people_who_moved():
     rng = np.random.default_rng(7)
     size = 40_000
@@ -337,11 +348,11 @@ def test_leaving_out_fields_that_differ_together_finds_people_who_moved():
     # share the whole address half the time, the name or birth date rarely.
     same_place = rng.random(size) < 0.5
 
-    def agrees(share_matches: float, share_others: float) -> np.ndarray:
-        share = np.where(truth, share_matches, share_others)
-        return np.where(rng.random(size) < share, 0, bottom)
-
-    name, born, phone = agrees(0.95, 0.02), agrees(0.95, 0.01), agrees(0.9, 0.01)
+    name, born, phone = (
+        _agrees(rng, truth, 0.95, 0.02),
+        _agrees(rng, truth, 0.95, 0.01),
+        _agrees(rng, truth, 0.9, 0.01),
+    )
     place = np.where(truth & ~moved, 0, np.where(~truth & same_place, 0, bottom))
     labels = ["name", "born", "phone", "street", "city", "postcode"]
     columns = [name, born, phone, place, place, place]
@@ -458,15 +469,19 @@ def _three_fields_model(cells: dict[int, tuple[float, float]]) -> model.MatchMod
     fields = ("street", "city", "postcode")
     return model.MatchModel(
         prior=0.1,
-        m={label: m for label in (*fields, "name")},
-        u={label: u for label in (*fields, "name")},
+        m=dict.fromkeys((*fields, "name"), m),
+        u=dict.fromkeys((*fields, "name"), u),
         together=(model.Together(fields, cells),),
     )
 
 
 def test_fields_that_differ_together_weigh_as_one_observation():
     bottom, missing = len(model.LEVEL_CUTS), len(model.LEVEL_CUTS) + 1
-    cells = {("differ", 0b111): (0.05, 0.5), ("differ", 0b011): (0.1, 0.4), ("differ", 0b101): (0.2, 0.4)}
+    cells = {
+        ("differ", 0b111): (0.05, 0.5),
+        ("differ", 0b011): (0.1, 0.4),
+        ("differ", 0b101): (0.2, 0.4),
+    }
     learned = _three_fields_model(cells)
     per_field = np.log(0.07 / 0.6)
     # all three differ; two present and differing; one differs alone; two
@@ -492,7 +507,9 @@ def test_fields_that_differ_together_weigh_as_one_observation():
     np.testing.assert_allclose(
         learned.probability_of_levels(levels), 1 / (1 + np.exp(-total))
     )
-    scores = {label: np.where(level == bottom, 0.1, 1.0) for label, level in levels.items()}
+    scores = {
+        label: np.where(level == bottom, 0.1, 1.0) for label, level in levels.items()
+    }
     scores["city"] = np.where(levels["city"] == missing, np.nan, scores["city"])
     scores["postcode"] = np.where(
         levels["postcode"] == missing, np.nan, scores["postcode"]
@@ -513,7 +530,9 @@ def test_a_group_of_independent_fields_weighs_what_its_fields_add_up_to():
         for share in (0.1, 0.2, 0.15)
     ]
     labels = ["a", "b", "c"]
-    start = model.MatchModel.learn_levels(dict(zip(labels, columns, strict=True)), truth)
+    start = model.MatchModel.learn_levels(
+        dict(zip(labels, columns, strict=True)), truth
+    )
     assert start is not None
     patterns, counts = model._level_patterns([*columns, truth.astype(np.intp)])
     matched = counts * (patterns[:, -1] == 1)
@@ -536,12 +555,8 @@ def test_refining_reads_a_move_and_a_household_as_one_fact_each():
     # non-matches share the whole address (a household).
     household = rng.random(size) < 0.2
 
-    def agrees(share_matches: float, share_others: float) -> np.ndarray:
-        share = np.where(truth, share_matches, share_others)
-        return np.where(rng.random(size) < share, 0, bottom)
-
-    name, born, phone = agrees(0.9, 0.03), agrees(0.95, 0.05), agrees(0.9, 0.1)
-    email = agrees(0.7, 0.01)
+    name, born = _agrees(rng, truth, 0.9, 0.03), _agrees(rng, truth, 0.95, 0.05)
+    phone, email = _agrees(rng, truth, 0.9, 0.1), _agrees(rng, truth, 0.7, 0.01)
     place = np.where(truth & ~moved, 0, np.where(~truth & household, 0, bottom))
     labels = ["name", "born", "phone", "email", "street", "city", "postcode"]
     columns = [name, born, phone, email, place, place, place]
@@ -558,9 +573,9 @@ def test_refining_reads_a_move_and_a_household_as_one_fact_each():
     # that agree, and EM takes households for the same people.
     assert (start.probability_of_levels(levels)[moved] >= 0.5).mean() < 0.1
     patterns, counts = model._level_patterns(columns)
-    independent, _, _ = dataclasses.replace(start, together=()).expectation_maximisation(
-        labels, patterns, counts.astype(np.float64)
-    )
+    independent, _, _ = dataclasses.replace(
+        start, together=()
+    ).expectation_maximisation(labels, patterns, counts.astype(np.float64))
     assert (independent.probability_of_levels(levels)[~truth] >= 0.5).mean() > 0.1
     saved = json.loads(json.dumps(refined.to_dict()))
     again = model.MatchModel.from_dict(saved)
@@ -575,10 +590,27 @@ def test_refining_reads_a_move_and_a_household_as_one_fact_each():
         "street",
         [{"fields": ["street"], "cells": []}],
         [{"fields": ["street", "nowhere"], "cells": []}],
-        [{"fields": ["street", "city"], "cells": [{"present": ["street"], "m": 0.1, "u": 0.2}]}],
-        [{"fields": ["street", "city"], "cells": [{"present": ["street", "city"], "m": 1.5, "u": 0.2}]}],
+        [
+            {
+                "fields": ["street", "city"],
+                "cells": [{"present": ["street"], "m": 0.1, "u": 0.2}],
+            }
+        ],
+        [
+            {
+                "fields": ["street", "city"],
+                "cells": [{"present": ["street", "city"], "m": 1.5, "u": 0.2}],
+            }
+        ],
         [{"fields": ["street", "city"], "cells": [{"present": ["street", "city"]}]}],
-        [{"fields": ["street", "city"], "cells": [{"all": "some", "present": ["street", "city"], "m": 0.1, "u": 0.2}]}],
+        [
+            {
+                "fields": ["street", "city"],
+                "cells": [
+                    {"all": "some", "present": ["street", "city"], "m": 0.1, "u": 0.2}
+                ],
+            }
+        ],
     ],
 )
 def test_a_saved_model_with_bad_groups_is_refused(together):
