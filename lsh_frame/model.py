@@ -812,13 +812,11 @@ class MatchModel:
         loo_kept = loo_growth >= _LEAVE_ONE_OUT_MIN_GROWTH and careful.sound
         if not loo_kept:
             careful = start
-        groups = careful.groups_differing(labels, patterns, weights)
+        matched, unmatched = careful._soft_counts(labels, patterns, weights)
+        groups = careful.groups_differing(labels, patterns, unmatched)
         if groups:
             careful = careful.with_together(
-                labels,
-                patterns,
-                *careful._soft_counts(labels, patterns, weights),
-                groups,
+                labels, patterns, matched, unmatched, groups
             )
         refined, steps, converged = careful.expectation_maximisation(
             labels,
@@ -860,16 +858,18 @@ class MatchModel:
         self,
         labels: list[str],
         patterns: npt.NDArray[np.intp],
-        weights: npt.NDArray[np.float64],
+        unmatched: npt.NDArray[np.float64],
     ) -> tuple[tuple[str, ...], ...]:
-        """Fields that differ together among the model's non-matches (groups).
+        """Fields that differ together among the non-matches (groups).
+
+        ``unmatched`` weighs each distinct level pattern as a non-match (the
+        E-step's soft count, :meth:`_soft_counts`).
 
         None when, each group read as one field, fewer than
         :data:`_TOGETHER_MIN_FIELDS` fields remain: the groups' joint shares
         are learned from the classes the other fields tell apart, and need
         more of them than refining does (:data:`_REFINE_MIN_FIELDS`).
         """
-        _, unmatched = self._soft_counts(labels, patterns, weights)
         sizes = np.array([self.size_of(label) for label in labels], dtype=np.intp)
         together = _differ_together(patterns, unmatched, sizes)
         groups = tuple(tuple(fields) for fields in _groups(together, labels))
