@@ -73,10 +73,13 @@ def hash_labels(
     >>> hash_labels(pd.Index([3, "b", ("t", 1)], dtype=object)).dtype
     dtype('uint64')
     """
-    hashed = pd.util.hash_pandas_object(
-        label_text(index), index=False, hash_key=hash_key
-    )
-    return np.asarray(hashed, dtype=np.uint64)
+    # Labels are distinct, as a rule: factorizing them first (pandas' default
+    # for an Index) would only add work, and gives the same hashes.
+    return pd.util.hash_array(
+        np.asarray(label_text(index), dtype=object),
+        hash_key=hash_key,
+        categorize=False,
+    ).astype(np.uint64, copy=False)
 
 
 def hash_values(

@@ -24,7 +24,7 @@ counted before it is done and processed in bounded chunks.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -132,7 +132,8 @@ def _values_tokens(
         array, PUNCTUATION_CHARACTER, ASCII_PUNCTUATION_CHARACTER
     )
     array = pc.replace_substring_regex(array, punctuation + "+", " ")
-    points, offsets = codepoints(array)
+    # ASCII text stays bytes (its code points): the word kernels read them faster.
+    points, offsets = codepoints(array, ascii_bytes=True)
     points, offsets = text_kernels.collapse_whitespace(points, offsets)
     values = offsets.size - 1
     shift = np.uint64(record_bits)
@@ -274,6 +275,31 @@ def _cap(frequencies: list[npt.NDArray[np.int64]], link: bool, budget: int) -> i
     return int(sorted_total[np.flatnonzero(fits)[-1]])
 
 
+def _usable_in(
+    usable: npt.NDArray[np.bool_], tokens: npt.NDArray[np.int64]
+) -> Callable[[int, int], npt.NDArray[np.bool_]]:
+    """Mask of the look-up tokens of ``tokens[start:stop]``."""
+    return lambda start, stop: usable[tokens[start:stop]]
+
+
+def _weight_sums(
+    records: npt.NDArray[np.int64],
+    tokens: npt.NDArray[np.int64],
+    weights: npt.NDArray[np.uint64],
+    n: int,
+) -> npt.NDArray[np.float64]:
+    """Sum of each record's squared token weights (slice by slice)."""
+    sums = np.zeros(n, dtype=np.float64)
+    for start in range(0, records.size, kernel.SLICE):
+        stop = start + kernel.SLICE
+        sums += np.bincount(
+            records[start:stop],
+            weights=weights[tokens[start:stop]].astype(np.float64),
+            minlength=n,
+        )
+    return sums
+
+
 def neighbour_pairs(
     frames: list[pd.DataFrame],
     columns: Sequence[Hashable],
@@ -312,11 +338,7 @@ def neighbour_pairs(
     n_records = sum(sizes)
     weights = kernel.quantised_weights(frequency, n_records)
     norms = [
-        np.sqrt(
-            np.bincount(
-                records, weights=weights[tokens].astype(np.float64), minlength=n
-            )
-        )
+        np.sqrt(_weight_sums(records, tokens, weights, n))
         for records, tokens, n in zip(
             vocabulary.records, vocabulary.tokens, sizes, strict=True
         )
@@ -327,10 +349,13 @@ def neighbour_pairs(
         max(WORK_FLOOR, WORK_PER_RECORD * n_records),
     )
     usable = frequency <= cap
-    by_token = []
-    for records, tokens in zip(vocabulary.records, vocabulary.tokens, strict=True):
-        keep = usable[tokens]
-        by_token.append((records[keep], tokens[keep]))
+    # The look-up tokens, kept in the vocabulary's own arrays (which are not
+    # read again): no second copy of every token.
+    by_token = [
+        kernel.keep_in_place(_usable_in(usable, tokens), records, tokens)
+        for records, tokens in zip(vocabulary.records, vocabulary.tokens, strict=True)
+    ]
+    del vocabulary
     keyed = [
         np.bincount(records, minlength=n) > 0
         for (records, _), n in zip(by_token, sizes, strict=True)

@@ -322,3 +322,91 @@ def test_a_small_frame_is_tokenised_in_one_pass_as_column_by_column(monkeypatch)
     apart = np.sort(module.record_tokens(frame, columns, owner="t", record_bits=8))
     assert together.size > 1_000
     assert np.array_equal(together, apart)
+
+
+sorted_values = st.lists(st.integers(0, 12), max_size=60).map(
+    lambda values: np.sort(np.array(values, dtype=np.uint64))
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(values=sorted_values, slice_size=st.integers(1, 7))
+def test_compacting_in_slices_keeps_each_distinct_value_once(values, slice_size):
+    expected = np.unique(values)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(kernel, "SLICE", slice_size)
+        got = kernel.compact_sorted(values.copy())
+    assert got.tolist() == expected.tolist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    values=st.lists(st.integers(0, 50), max_size=60),
+    threshold=st.integers(0, 50),
+    slice_size=st.integers(1, 7),
+)
+def test_keeping_in_place_equals_a_mask(values, threshold, slice_size):
+    first = np.array(values, dtype=np.int64)
+    second = first * 3 + 1
+    expected = first[first <= threshold], second[first <= threshold]
+    original = first.copy()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(kernel, "SLICE", slice_size)
+        kept = kernel.keep_in_place(
+            lambda start, stop: original[start:stop] <= threshold, first, second
+        )
+    assert [part.tolist() for part in kept] == [part.tolist() for part in expected]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    sides=st.lists(
+        st.lists(st.tuples(st.integers(0, 9), st.integers(0, 15)), max_size=40),
+        min_size=1,
+        max_size=2,
+    ),
+    slice_size=st.integers(1, 9),
+)
+def test_vocabulary_in_slices_equals_the_whole_array_reading(sides, slice_size):
+    """Token ids, records and frequencies do not depend on the slice size."""
+    bits = 4
+
+    def packed(side):
+        return np.array(
+            [(token << bits) | record for token, record in side], dtype=np.uint64
+        )
+
+    whole = kernel.vocabulary([packed(side) for side in sides], bits)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(kernel, "SLICE", slice_size)
+        sliced = kernel.vocabulary([packed(side) for side in sides], bits)
+    for name in ("records", "tokens", "side_frequency"):
+        assert [part.tolist() for part in getattr(sliced, name)] == [
+            part.tolist() for part in getattr(whole, name)
+        ]
+    # And against a plain reading: distinct (token, record) pairs by token.
+    tokens = sorted({token for side in sides for token, _ in side})
+    for side, records, ids in zip(sides, sliced.records, sliced.tokens, strict=True):
+        expected = sorted({(tokens.index(token), record) for token, record in side})
+        assert list(zip(ids.tolist(), records.tolist(), strict=True)) == expected
+
+
+def test_records_are_reordered_by_record_then_token():
+    records = np.array([3, 1, 3, 0, 1], dtype=np.int64)
+    tokens = np.array([0, 2, 1, 5, 1], dtype=np.int64)
+    by_record, by_token = kernel.by_record(records, tokens)
+    assert list(zip(by_record.tolist(), by_token.tolist(), strict=True)) == sorted(
+        zip(records.tolist(), tokens.tolist(), strict=True)
+    )
+    # The caller's arrays are left as they were.
+    assert records.tolist() == [3, 1, 3, 0, 1] and tokens.tolist() == [0, 2, 1, 5, 1]
+
+
+def test_neighbours_do_not_depend_on_the_slice_size(monkeypatch):
+    frame = lf.datasets.make_customers(300, seed=2).drop(columns="entity_id")
+    columns = list(frame.columns)
+    whole = neighbours.neighbour_pairs([frame], columns, owner="test")
+    monkeypatch.setattr(kernel, "SLICE", 97)
+    sliced = neighbours.neighbour_pairs([frame], columns, owner="test")
+    for name in ("left", "right", "cosine", "kept_per_record"):
+        assert np.array_equal(getattr(sliced, name), getattr(whole, name))

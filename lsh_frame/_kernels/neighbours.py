@@ -21,6 +21,7 @@ so that one value sort (much faster than an argsort) groups a pair's weights.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,10 +30,13 @@ import numpy.typing as npt
 from lsh_frame._kernels.ranges import expand
 
 __all__ = [
+    "SLICE",
     "Postings",
     "Vocabulary",
     "by_record",
+    "compact_sorted",
     "expansion_sizes",
+    "keep_in_place",
     "neighbour_lists",
     "quantised_weights",
     "record_bits",
@@ -101,49 +105,138 @@ def vocabulary(sides: list[npt.NDArray[np.uint64]], bits: int) -> Vocabulary:
     tokens only when they agree on all of them (about one pair in 10^13 at a
     million records). Ids follow the hash values, so they do not depend on row
     order.
+
+    The sides' arrays are reused: sorted, compacted and turned into the
+    records in place (see :data:`SLICE`).
     """
     hash_shift = np.uint64(bits)
     record_mask = np.uint64((1 << bits) - 1)
     packed_sides = []
     for packed in sides:
         packed.sort()
-        keep = run_starts(packed)
-        packed_sides.append(packed[keep] if not keep.all() else packed)
+        packed_sides.append(compact_sorted(packed))
     del sides
-    token_hashes = [packed >> hash_shift for packed in packed_sides]
-    if len(token_hashes) == 1:
-        token_ids, first = runs(token_hashes[0])
+    if len(packed_sides) == 1:
+        token_ids, size = _hash_runs(packed_sides[0], hash_shift)
         ids = [token_ids]
-        size = int(first.size)
     else:
-        merged = np.concatenate(token_hashes)
+        merged = np.concatenate([packed >> hash_shift for packed in packed_sides])
         merged.sort()
-        distinct = merged[run_starts(merged)]
-        ids = [
-            np.searchsorted(distinct, hashes).astype(np.int64)
-            for hashes in token_hashes
-        ]
+        distinct = compact_sorted(merged)
+        ids = [_searched(distinct, packed, hash_shift) for packed in packed_sides]
         size = int(distinct.size)
-    del token_hashes
+        del merged, distinct
     side_frequency = [
         np.bincount(tokens, minlength=size).astype(np.int64) for tokens in ids
     ]
-    records = [(packed & record_mask).astype(np.int64) for packed in packed_sides]
+    records = []
+    for packed in packed_sides:
+        np.bitwise_and(packed, record_mask, out=packed)
+        records.append(packed.view(np.int64))
     return Vocabulary(records, ids, side_frequency)
+
+
+#: Elements per slice of the passes over whole token arrays: their temporaries
+#: are this small, so one pass reuses the memory of the last instead of asking
+#: the system for fresh pages (each large fresh array costs a page fault per
+#: page, 1-2 s per GB on the virtual machines measured; see benchmarks/README.md).
+SLICE = 1 << 22
+
+
+def _slices(size: int) -> range:
+    return range(0, size, SLICE)
+
+
+def compact_sorted(values: npt.NDArray) -> npt.NDArray:
+    """Drop repeats from sorted ``values`` in place; return the distinct prefix.
+
+    Slice by slice: a slice's distinct values move left over room already
+    read (the write position never passes the read position), so nothing
+    unread is overwritten and no array of the whole size is made.
+    """
+    if values.size == 0:
+        return values
+    return keep_in_place(lambda start, stop: _heads(values, start, stop), values)[0]
+
+
+def _heads(values: npt.NDArray, start: int, stop: int) -> npt.NDArray[np.bool_]:
+    """Where ``values[start:stop]`` differ from the value before (sorted input).
+
+    Called by :func:`compact_sorted` while it compacts: ``values[start - 1]``
+    still holds its own value then, since either nothing was dropped before
+    ``start`` (every value is where it was) or the write position is below it.
+    """
+    head = np.empty(stop - start, dtype=bool)
+    head[0] = start == 0 or bool(values[start] != values[start - 1])
+    np.not_equal(values[start + 1 : stop], values[start : stop - 1], out=head[1:])
+    return head
+
+
+def keep_in_place(
+    keep: Callable[[int, int], npt.NDArray[np.bool_]], *arrays: npt.NDArray
+) -> list[npt.NDArray]:
+    """Keep the elements of equal-length ``arrays`` where ``keep`` says, in place.
+
+    ``keep(start, stop)`` returns the mask of ``[start, stop)``; it is called
+    before that slice is written, and writes only reach positions already
+    read, so it sees the original values. Returns the kept prefixes (views).
+    """
+    size = arrays[0].size
+    write = 0
+    for start in _slices(size):
+        stop = min(start + SLICE, size)
+        mask = keep(start, stop)
+        kept = int(np.count_nonzero(mask))
+        for values in arrays:
+            values[write : write + kept] = values[start:stop][mask]
+        write += kept
+    return [values[:write] for values in arrays]
+
+
+def _hash_runs(
+    packed: npt.NDArray[np.uint64], shift: np.uint64
+) -> tuple[npt.NDArray[np.int64], int]:
+    """Run number of each sorted packed token's hash (``packed >> shift``)."""
+    ids = np.empty(packed.size, dtype=np.int64)
+    count = 0
+    previous: np.uint64 | None = None
+    for start in _slices(packed.size):
+        stop = min(start + SLICE, packed.size)
+        hashes = packed[start:stop] >> shift
+        head = np.empty(hashes.size, dtype=bool)
+        head[0] = previous is None or bool(hashes[0] != previous)
+        np.not_equal(hashes[1:], hashes[:-1], out=head[1:])
+        out = ids[start:stop]
+        np.cumsum(head, out=out)
+        out += count - 1
+        count = int(out[-1]) + 1
+        previous = hashes[-1]
+    return ids, count
+
+
+def _searched(
+    distinct: npt.NDArray[np.uint64], packed: npt.NDArray[np.uint64], shift: np.uint64
+) -> npt.NDArray[np.int64]:
+    """Position in ``distinct`` of each packed token's hash (slice by slice)."""
+    ids = np.empty(packed.size, dtype=np.int64)
+    for start in _slices(packed.size):
+        stop = min(start + SLICE, packed.size)
+        ids[start:stop] = np.searchsorted(distinct, packed[start:stop] >> shift)
+    return ids
 
 
 def by_record(
     records: npt.NDArray[np.int64], tokens: npt.NDArray[np.int64]
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """Reorder ``(record, token)`` pairs by record, then token (one value sort)."""
-    token_bits = max(int(tokens.max(initial=0)).bit_length(), 1)
-    packed = records.astype(np.uint64) << np.uint64(token_bits)
-    packed |= tokens.astype(np.uint64)
+    token_bits = np.uint64(max(int(tokens.max(initial=0)).bit_length(), 1))
+    # Both are non-negative: their uint64 views hold the same values.
+    packed = np.left_shift(np.ascontiguousarray(records).view(np.uint64), token_bits)
+    np.bitwise_or(packed, np.ascontiguousarray(tokens).view(np.uint64), out=packed)
     packed.sort()
-    return (
-        (packed >> np.uint64(token_bits)).astype(np.int64),
-        (packed & np.uint64((1 << token_bits) - 1)).astype(np.int64),
-    )
+    by_token = np.bitwise_and(packed, (np.uint64(1) << token_bits) - np.uint64(1))
+    np.right_shift(packed, token_bits, out=packed)
+    return packed.view(np.int64), by_token.view(np.int64)
 
 
 def quantised_weights(
