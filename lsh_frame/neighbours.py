@@ -105,6 +105,8 @@ WORK_PER_RECORD = 200
 SIDE_RATIO = 4
 #: Postings visited per chunk: bounds the temporary arrays (~16 bytes each).
 CHUNK_WORK = 500_000
+#: Rows of a large column tokenised at a time (about 4 million tokens).
+ROWS_PER_SLICE = 1 << 18
 
 _NORMAL = ShingleConfig(kind="word", k=1)
 _WORD_TAG = hashing.token_tag("word", 1, 0x6E65696768626F72)
@@ -121,11 +123,13 @@ def _values_tokens(
     n: int,
     *,
     record_bits: int,
+    first_record: int = 0,
 ) -> npt.NDArray[np.uint64]:
     """Words, shingles and whole values of some columns' values, packed.
 
     ``array`` holds the columns' values one column after the other (``n``
-    per column), ``salts`` each value's column salt (see :func:`record_tokens`).
+    per column), ``salts`` each value's column salt (see :func:`record_tokens`);
+    its records are numbered from ``first_record``.
     """
     array = normalize(array, _NORMAL, whitespace=False)
     punctuation = character_class(
@@ -141,7 +145,7 @@ def _values_tokens(
     def pack(hashes: npt.NDArray[np.uint64], owners: npt.NDArray[np.int64]) -> Any:
         hashes >>= shift
         hashes <<= shift
-        hashes |= (owners % max(n, 1)).astype(np.uint64)
+        hashes |= (owners % max(n, 1) + first_record).astype(np.uint64)
         return hashes
 
     starts, ends, owners = hashing.word_spans(points, offsets)
@@ -202,15 +206,28 @@ def record_tokens(
         arrays = [
             column_text(frame, column, owner=owner, texts=texts) for column in chosen
         ]
-        salts = np.repeat(np.array([_salt(column) for column in chosen]), n)
-        parts.append(
-            _values_tokens(
-                arrays[0] if len(arrays) == 1 else pa.concat_arrays(arrays),
-                salts,
-                n,
-                record_bits=record_bits,
+        if len(arrays) > 1:  # a small frame: its columns in one pass
+            salts = np.repeat(np.array([_salt(column) for column in chosen]), n)
+            parts.append(
+                _values_tokens(
+                    pa.concat_arrays(arrays), salts, n, record_bits=record_bits
+                )
             )
-        )
+            continue
+        # A large column a slice of rows at a time: the temporaries stay small
+        # enough to reuse one another's memory (see kernel.SLICE).
+        salt = _salt(chosen[0])
+        for start in range(0, n, ROWS_PER_SLICE):
+            rows = min(ROWS_PER_SLICE, n - start)
+            parts.append(
+                _values_tokens(
+                    arrays[0].slice(start, rows),
+                    np.full(rows, salt, dtype=np.uint64),
+                    rows,
+                    record_bits=record_bits,
+                    first_record=start,
+                )
+            )
     if not parts:
         return np.empty(0, np.uint64)
     return parts[0] if len(parts) == 1 else np.concatenate(parts)

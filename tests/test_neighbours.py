@@ -410,3 +410,18 @@ def test_neighbours_do_not_depend_on_the_slice_size(monkeypatch):
     sliced = neighbours.neighbour_pairs([frame], columns, owner="test")
     for name in ("left", "right", "cosine", "kept_per_record"):
         assert np.array_equal(getattr(sliced, name), getattr(whole, name))
+
+
+def test_a_large_column_tokenised_a_slice_of_rows_at_a_time(monkeypatch):
+    """Rows taken a slice at a time give exactly the tokens of all at once."""
+    from lsh_frame import neighbours as module
+
+    frame = lf.datasets.make_customers(500, seed=8).drop(columns="entity_id")
+    frame.iloc[7, :] = None
+    columns = list(frame.columns)
+    monkeypatch.setattr(module, "SMALL_BATCH_VALUES", 0)
+    whole = np.sort(module.record_tokens(frame, columns, owner="t", record_bits=9))
+    monkeypatch.setattr(module, "ROWS_PER_SLICE", 37)
+    sliced = np.sort(module.record_tokens(frame, columns, owner="t", record_bits=9))
+    assert whole.size > 10_000
+    assert np.array_equal(whole, sliced)
