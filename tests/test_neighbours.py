@@ -73,11 +73,15 @@ def _brute_force(frames, columns, budget):
                 continue
             scored.sort()
             best = scored[0][3]
+            # Cosines of tokens every record holds are tiny (about 1e-6: such
+            # a token weighs 1 of about four million), so the slack for
+            # rounding is relative to the best, not absolute.
+            slack = 1e-9 * best
             close = sum(
                 1
                 for *_, cosine in scored
-                if cosine >= budget.relative * best - 1e-6
-                and cosine >= budget.floor - 1e-6
+                if cosine >= budget.relative * best - slack
+                and cosine >= budget.floor - slack
             )
             keep = min(budget.factor * close + budget.least, budget.most)
             for _, _, r, _ in scored[:keep]:
