@@ -377,14 +377,19 @@ def neighbour_pairs(
         np.bincount(records, minlength=n) > 0
         for (records, _), n in zip(by_token, sizes, strict=True)
     ]
+    # Equal scores are ranked by a hash of the records' values (then of their
+    # labels' text), not by their positions, so the neighbours depend neither
+    # on the order of the rows nor on the labels' dtype. From here on records
+    # are numbered by that rank, so that ties rank by the number itself; the
+    # pairs kept are numbered back at the end.
+    tie_ranks = [_tie_ranks(frame, columns) for frame in frames]
+    for (records, _), (rank, _) in zip(by_token, tie_ranks, strict=True):
+        _renumber(records, rank)
+    norms = [side[order] for side, (_, order) in zip(norms, tie_ranks, strict=True)]
     postings = [
         kernel.Postings.build(records, tokens, size) for records, tokens in by_token
     ]
     lookups = [kernel.by_record(records, tokens) for records, tokens in by_token]
-    # Equal scores are ranked by a hash of the records' values (then of their
-    # labels' text), not by their positions, so the neighbours depend neither
-    # on the order of the rows nor on the labels' dtype.
-    tie_ranks = [_tie_ranks(frame, columns) for frame in frames]
     # Both ways when linking, so a pair is found when either record ranks the
     # other high; but when one table is much smaller (a batch of new records
     # against a saved table), only its records look up: each record of the
@@ -429,7 +434,6 @@ def neighbour_pairs(
                 stop=stop,
                 n_index=n_index,
                 same_table=not link,
-                tie_rank=tie_ranks[index_side],
                 budget=(
                     budget.relative,
                     budget.floor,
@@ -447,7 +451,9 @@ def neighbour_pairs(
                 least=budget.least,
                 most=budget.most,
             )
-            query, neighbour, cosine = query[kept], neighbour[kept], cosine[kept]
+            query = tie_ranks[query_side][1][query[kept]]
+            neighbour = tie_ranks[index_side][1][neighbour[kept]]
+            cosine = cosine[kept]
             _progress.advance(int(work[first:stop].sum()))
             kept_queries.append(query)
             if query_side == 0:
@@ -485,6 +491,13 @@ def neighbour_pairs(
         kept_per_record=np.concatenate(kept_counts),
         budget=budget,
     )
+
+
+def _renumber(records: npt.NDArray[np.int64], number: npt.NDArray[np.int64]) -> None:
+    """Replace each record by ``number[record]``, in place (slice by slice)."""
+    for start in range(0, records.size, kernel.SLICE):
+        part = records[start : start + kernel.SLICE]
+        part[:] = number[part]
 
 
 def _tie_ranks(
