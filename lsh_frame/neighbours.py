@@ -200,37 +200,78 @@ def record_tokens(
     """
     n = len(frame)
     per_pass = max(1, SMALL_BATCH_VALUES // max(n, 1))
-    parts = []
-    for first in range(0, len(columns), per_pass):
-        chosen = list(columns[first : first + per_pass])
-        arrays = [
-            column_text(frame, column, owner=owner, texts=texts) for column in chosen
-        ]
-        if len(arrays) > 1:  # a small frame: its columns in one pass
+    if per_pass > 1:  # a small frame: its columns in passes of several
+        parts = []
+        for first in range(0, len(columns), per_pass):
+            chosen = list(columns[first : first + per_pass])
+            arrays = [
+                column_text(frame, column, owner=owner, texts=texts)
+                for column in chosen
+            ]
             salts = np.repeat(np.array([_salt(column) for column in chosen]), n)
             parts.append(
                 _values_tokens(
-                    pa.concat_arrays(arrays), salts, n, record_bits=record_bits
+                    arrays[0] if len(arrays) == 1 else pa.concat_arrays(arrays),
+                    salts,
+                    n,
+                    record_bits=record_bits,
                 )
             )
-            continue
-        # A large column a slice of rows at a time: the temporaries stay small
-        # enough to reuse one another's memory (see kernel.SLICE).
-        salt = _salt(chosen[0])
+        return np.concatenate(parts) if parts else np.empty(0, np.uint64)
+    # A large table: each column a slice of rows at a time, so the temporaries
+    # reuse one another's memory (see kernel.SLICE), and the tokens written
+    # straight into one array, never held twice.
+    arrays = [
+        column_text(frame, column, owner=owner, texts=texts) for column in columns
+    ]
+    tokens = _TokenArray(sum(_most_tokens(array) for array in arrays))
+    for column, array in zip(columns, arrays, strict=True):
+        salt = _salt(column)
         for start in range(0, n, ROWS_PER_SLICE):
             rows = min(ROWS_PER_SLICE, n - start)
-            parts.append(
+            tokens.add(
                 _values_tokens(
-                    arrays[0].slice(start, rows),
+                    array.slice(start, rows),
                     np.full(rows, salt, dtype=np.uint64),
                     rows,
                     record_bits=record_bits,
                     first_record=start,
                 )
             )
-    if not parts:
-        return np.empty(0, np.uint64)
-    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+    return tokens.array()
+
+
+def _most_tokens(array: pa.Array) -> int:
+    """About the most tokens a column's text gives (a guess; more may come).
+
+    A value of ``b`` bytes has at most ``b - 2`` shingles, ``b / 2`` words and
+    one whole value; normalising rarely lengthens it.
+    """
+    return 2 * int(pc.sum(pc.binary_length(array)).as_py() or 0) + 2 * len(array)
+
+
+class _TokenArray:
+    """Packed tokens written into one array as they come.
+
+    Pages of the array that no token reaches are never touched, so a generous
+    first size costs nothing; a size too small grows by half.
+    """
+
+    def __init__(self, capacity: int) -> None:
+        self._values = np.empty(max(capacity, 1), dtype=np.uint64)
+        self._size = 0
+
+    def add(self, part: npt.NDArray[np.uint64]) -> None:
+        end = self._size + part.size
+        if end > self._values.size:
+            grown = np.empty(max(end, self._values.size * 3 // 2), dtype=np.uint64)
+            grown[: self._size] = self._values[: self._size]
+            self._values = grown
+        self._values[self._size : end] = part
+        self._size = end
+
+    def array(self) -> npt.NDArray[np.uint64]:
+        return self._values[: self._size]
 
 
 @dataclass(frozen=True)

@@ -429,3 +429,11 @@ def test_a_large_column_tokenised_a_slice_of_rows_at_a_time(monkeypatch):
     sliced = np.sort(module.record_tokens(frame, columns, owner="t", record_bits=9))
     assert whole.size > 10_000
     assert np.array_equal(whole, sliced)
+
+
+def test_token_array_grows_past_a_guess_that_was_too_small():
+    parts = [np.arange(size, dtype=np.uint64) + 10 * size for size in (3, 0, 7, 1, 12)]
+    tokens = neighbours._TokenArray(2)
+    for part in parts:
+        tokens.add(part)
+    assert tokens.array().tolist() == np.concatenate(parts).tolist()
