@@ -301,7 +301,6 @@ def neighbour_lists(
     stop: int,
     n_index: int,
     same_table: bool,
-    tie_rank: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = None,
     budget: tuple[float, float, int, int, int] | None = None,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64]]:
     """Scored neighbours of the query records ``first <= q < stop``.
@@ -314,10 +313,9 @@ def neighbour_lists(
     under the cap), sorted by record. Returns ``(query, neighbour, cosine)``
     sorted by query, then cosine descending, then neighbour; the cosine is
     rounded to at least 21 bits. With ``same_table`` a record is not its own
-    neighbour. Equal cosines rank by ``rank[neighbour]``, where ``tie_rank`` is
-    ``(rank, inverse)``, a permutation of the index records and its inverse
-    (their positions by default), so that a caller can make ties independent
-    of row order.
+    neighbour. Equal cosines rank by the neighbour's number: a caller that
+    wants ties independent of row order numbers the records by a rank of its
+    own first (see :func:`lsh_frame.neighbours.neighbour_pairs`).
     """
     lo, hi = np.searchsorted(query_records, [first, stop])
     records, tokens = query_records[lo:hi], query_tokens[lo:hi]
@@ -370,12 +368,9 @@ def neighbour_lists(
         quantised = quantised[rankable]
     ranked = local_query.astype(np.uint64) << np.uint64(cosine_bits + index_bits)
     ranked |= (top - quantised) << np.uint64(index_bits)
-    ties = neighbour if tie_rank is None else tie_rank[0][neighbour]
-    ranked |= ties.astype(np.uint64)
+    ranked |= neighbour.astype(np.uint64)
     ranked.sort()
     neighbour = (ranked & np.uint64((1 << index_bits) - 1)).astype(np.int64)
-    if tie_rank is not None:
-        neighbour = tie_rank[1][neighbour]
     quantised = top - ((ranked >> np.uint64(index_bits)) & top)
     query = (ranked >> np.uint64(cosine_bits + index_bits)).astype(np.int64) + first
     return query, neighbour, quantised.astype(np.float64) / float(top)
