@@ -192,11 +192,29 @@ def _token_pairs(
     ``texts`` holds the frame's columns' text when already converted.
     """
     bits = np.uint64(TOKEN_RECORD_BITS)
-    records, hashes = [], []
     step = 1 << TOKEN_RECORD_BITS
+    if len(frame) <= step:
+        # One pass, in place (see kernel.SLICE): the hashes are the sorted
+        # packed tokens shifted, the records a slice at a time beside them.
+        packed = record_tokens(
+            frame, columns, owner=owner, record_bits=TOKEN_RECORD_BITS, texts=texts
+        )
+        packed.sort()
+        packed = kernel.compact_sorted(packed)
+        record = np.empty(packed.size, dtype=np.int64)
+        for start in range(0, packed.size, kernel.SLICE):
+            stop = start + kernel.SLICE
+            np.bitwise_and(
+                packed[start:stop],
+                np.uint64(step - 1),
+                out=record[start:stop].view(np.uint64),
+            )
+        np.right_shift(packed, bits, out=packed)
+        return record, packed
+    records, hashes = [], []
     for first in range(0, len(frame), step):
         packed = record_tokens(
-            frame if len(frame) <= step else frame.iloc[first : first + step],
+            frame.iloc[first : first + step],
             columns,
             owner=owner,
             record_bits=TOKEN_RECORD_BITS,
@@ -474,9 +492,9 @@ class Index:
                 _progress.step("indexing tokens")
                 records, hashes = _token_pairs(frame, neighbours.field.columns, owner)
                 vocabulary = _build_vocabulary(hashes, len(frame))
-                weights, looked_up = vocabulary.weigh(hashes)
-                norms = _norms(records, weights, len(frame))
-                tokens = _tokens_of(records, hashes, weights, looked_up, 0)
+                norms = _built_norms(records, vocabulary, len(frame))
+                tokens = _built_tokens(records, hashes, vocabulary)
+                del records, hashes
             segment = _Segment(
                 first=0,
                 records=_arrow_records(frame, columns, owner),
@@ -1613,9 +1631,11 @@ def _check_keys(keys: list[BlockingKey], owner: str) -> None:
 
 
 def _build_vocabulary(hashes: npt.NDArray[np.uint64], records: int) -> _Vocabulary:
-    token_id, starts = kernel.runs(hashes)
+    """Return the vocabulary of the sorted token ``hashes`` of distinct records."""
+    starts = np.flatnonzero(kernel.run_starts(hashes))
     distinct = hashes[starts]
-    frequency = np.bincount(token_id, minlength=starts.size).astype(np.int64)
+    # A token's run holds each of its records once: its length is the frequency.
+    frequency = np.diff(np.append(starts, hashes.size)).astype(np.int64)
     # A new record looks up at most WORK_PER_RECORD postings on average (as
     # in a table of a million records, whatever the index's size).
     cap = _cap([frequency], False, WORK_PER_RECORD * records)
@@ -1626,6 +1646,53 @@ def _build_vocabulary(hashes: npt.NDArray[np.uint64], records: int) -> _Vocabula
         records=records,
         cap=cap,
     )
+
+
+def _built_norms(
+    records: npt.NDArray[np.int64], vocabulary: _Vocabulary, n: int
+) -> npt.NDArray[np.float64]:
+    """Norms of the built table's records (tokens sorted as the vocabulary).
+
+    Slice by slice, each token's weight repeated over its run of records: no
+    array of a weight per token and record (see kernel.SLICE). The weights
+    are integers, so the sums are exact in any order.
+    """
+    ends = np.cumsum(vocabulary.frequency)
+    weights = vocabulary.weights.astype(np.float64)
+    sums = np.zeros(n, dtype=np.float64)
+    for start in range(0, records.size, kernel.SLICE):
+        stop = min(start + kernel.SLICE, records.size)
+        first = int(np.searchsorted(ends, start, side="right"))
+        last = int(np.searchsorted(ends, stop, side="left")) + 1
+        counts = np.minimum(ends[first:last], stop) - np.maximum(
+            ends[first:last] - vocabulary.frequency[first:last], start
+        )
+        sums += np.bincount(
+            records[start:stop],
+            weights=np.repeat(weights[first:last], counts),
+            minlength=n,
+        )
+    return np.sqrt(sums)
+
+
+def _built_tokens(
+    records: npt.NDArray[np.int64],
+    hashes: npt.NDArray[np.uint64],
+    vocabulary: _Vocabulary,
+) -> _Tokens:
+    """Index the looked-up tokens of the built table (its arrays are reused).
+
+    As :func:`_tokens_of` with every token known: a token is looked up or not
+    as a whole, so its run of records is kept or dropped in place.
+    """
+    kept = vocabulary.frequency <= vocabulary.cap
+    mask = np.repeat(kept, vocabulary.frequency)
+    records, hashes = kernel.keep_in_place(
+        lambda start, stop: mask[start:stop], records, hashes
+    )
+    counts = vocabulary.frequency[kept]
+    postings = kernel.Postings(records, np.cumsum(counts) - counts, counts)
+    return _Tokens(vocabulary.hashes[kept], vocabulary.weights[kept], postings)
 
 
 def _given_entity_ids(

@@ -474,3 +474,29 @@ def test_entity_ids_as_a_series_align_by_label(split):
     )
     with pytest.raises(lf.ConfigError, match="no id"):
         lf.Index.build(frame, COLUMNS, entity_ids=ids.iloc[1:], min_score=0.9)
+
+
+@pytest.mark.parametrize("slice_size", [1, 7, 1 << 22])
+def test_the_built_tables_tokens_are_those_of_the_general_path(monkeypatch, slice_size):
+    """Built in place, a slice at a time: the same norms and inverted index."""
+    from lsh_frame._kernels import neighbours as kernel
+
+    frame = lf.datasets.make_customers(400, seed=4).drop(columns="entity_id")
+    columns = list(frame.columns)
+    monkeypatch.setattr(kernel, "SLICE", slice_size)
+    records, hashes = index_module._token_pairs(frame, columns, "test")
+    vocabulary = index_module._build_vocabulary(hashes, len(frame))
+    # The general path (new records' tokens, searched in the vocabulary).
+    weights, looked_up = vocabulary.weigh(hashes)
+    norms = index_module._norms(records, weights, len(frame))
+    general = index_module._tokens_of(records, hashes, weights, looked_up, 0)
+    assert looked_up.sum() < looked_up.size  # some tokens are too common
+    built_norms = index_module._built_norms(records, vocabulary, len(frame))
+    built = index_module._built_tokens(records.copy(), hashes.copy(), vocabulary)
+    np.testing.assert_array_equal(built_norms, norms)
+    np.testing.assert_array_equal(built.hashes, general.hashes)
+    np.testing.assert_array_equal(built.weights, general.weights)
+    for name in ("records", "starts", "counts"):
+        np.testing.assert_array_equal(
+            getattr(built.postings, name), getattr(general.postings, name)
+        )
