@@ -389,21 +389,25 @@ def field_signatures(
         and len(frame) * len(spec.columns) <= SMALL_BATCH_VALUES
     ):
         return _pooled_signatures(frame, spec, config, owner, texts)
-    combined: npt.NDArray | None = None
+    if len(spec.columns) == 1:
+        return sign_array(
+            column_text(frame, spec.columns[0], owner=owner, texts=texts),
+            config,
+            salt=_salt(spec.columns[0]) if spec.tag_columns else 0,
+        )
+    # Each column lowers one matrix a chunk at a time (rows without tokens
+    # leave it alone): no matrix per column.
+    dtype = value_type(config.scheme).to_pandas_dtype()
+    combined = np.full((len(frame), num_perm), np.iinfo(dtype).max, dtype=dtype)
     any_valid = np.zeros(len(frame), dtype=bool)
     for column in spec.columns:
-        matrix, valid = sign_array(
+        _, valid = sign_array(
             column_text(frame, column, owner=owner, texts=texts),
             config,
             salt=_salt(column) if spec.tag_columns else 0,
-        )
-        # Rows without tokens must not pull the minimum down to zero.
-        matrix[~valid] = np.iinfo(matrix.dtype).max
-        combined = (
-            matrix if combined is None else np.minimum(combined, matrix, out=combined)
+            minimum_into=combined,
         )
         any_valid |= valid
-    assert combined is not None
     combined[~any_valid] = 0
     return combined, any_valid
 

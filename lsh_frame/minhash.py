@@ -161,6 +161,7 @@ def sign_array(
     salt: int = 0,
     chunk_size: int | None = None,
     workers: int | None = None,
+    minimum_into: npt.NDArray | None = None,
     _deduplicated: bool = False,
 ) -> tuple[npt.NDArray, npt.NDArray[np.bool_]]:
     """Sign a ``large_string`` Arrow array; return ``(matrix, valid)``.
@@ -169,8 +170,15 @@ def sign_array(
     valid and their matrix rows are zero. When values repeat (names, cities,
     dates), each distinct value is signed once and its signature copied to
     every row that holds it.
+
+    With ``minimum_into`` (classic MinHash), the signatures are not returned
+    but lower that matrix element-wise, a chunk at a time (rows without a
+    shingle leave it as it is), and it is returned in their place: the
+    signature of a field's pooled columns without a matrix per column.
     """
     n = len(array)
+    dtype = value_type(config.scheme).to_pandas_dtype()
+    top = np.iinfo(dtype).max
     if not _deduplicated and n >= _DEDUPE_MIN_ROWS:
         encoded = pc.dictionary_encode(array)
         distinct = encoded.dictionary
@@ -185,20 +193,40 @@ def sign_array(
             )
             present = encoded.indices.is_valid().to_numpy(zero_copy_only=False)
             codes = pc.fill_null(encoded.indices, 0).to_numpy(zero_copy_only=False)
-            matrix = signed[codes]
-            matrix[~present] = 0
             _progress.advance(n - len(distinct))  # the rows that copy a signature
-            return matrix, signed_valid[codes] & present
+            valid = signed_valid[codes] & present
+            if minimum_into is None:
+                matrix = signed[codes]
+                matrix[~present] = 0
+                return matrix, valid
+            signed[~signed_valid] = top
+            for start in range(0, n, DEFAULT_CHUNK_SIZE):
+                stop = min(start + DEFAULT_CHUNK_SIZE, n)
+                rows = signed[codes[start:stop]]
+                rows[~present[start:stop]] = top
+                into = minimum_into[start:stop]
+                np.minimum(into, rows, out=into)
+            return minimum_into, valid
     chunk_size = chunk_rows(array, chunk_size)
-    dtype = value_type(config.scheme).to_pandas_dtype()
-    matrix = np.zeros((n, config.num_perm), dtype=dtype)
+    matrix = (
+        np.zeros((n, config.num_perm), dtype=dtype)
+        if minimum_into is None
+        else minimum_into
+    )
     valid = np.zeros(n, dtype=bool)
     sign = signer(config)
 
     def sign_chunk(start: int) -> None:
         stop = min(start + chunk_size, n)
         tokens = tokenize(array.slice(start, stop - start), config.shingle, salt=salt)
-        sign(tokens.hashes, tokens.offsets, matrix[start:stop])
+        if minimum_into is None:
+            sign(tokens.hashes, tokens.offsets, matrix[start:stop])
+        else:
+            # The signer leaves the rows of records without a shingle alone.
+            part = np.full((stop - start, config.num_perm), top, dtype=dtype)
+            sign(tokens.hashes, tokens.offsets, part)
+            into = matrix[start:stop]
+            np.minimum(into, part, out=into)
         valid[start:stop] = tokens.counts > 0
 
     run_in_chunks(n, chunk_size, workers, sign_chunk)

@@ -630,3 +630,41 @@ def test_a_few_records_get_their_exact_keys_in_one_pass(monkeypatch):
         assert np.array_equal(one.valid, other.valid)
         assert np.array_equal(one.keys[one.valid], other.keys[other.valid])
     assert not together[0].valid[2] and together[0].valid.sum() > 40
+
+
+@pytest.mark.parametrize("chunk", [None, 97])
+def test_a_fields_signature_is_the_minimum_of_its_columns_signatures(
+    monkeypatch, chunk
+):
+    """Pooled a chunk at a time into one matrix: the minimum of each column's."""
+    import importlib
+
+    from lsh_frame.blocking import field_signatures
+    from lsh_frame.config import MinHashConfig
+    from lsh_frame.shingle import column_text
+
+    minhash_module = importlib.import_module("lsh_frame.minhash")
+    frame = lf.datasets.make_customers(9_000, seed=6)
+    frame.loc[frame.index[:40], "city"] = None  # missing in one column only
+    blank = ["given_name", "city", "street_address"]
+    frame.loc[frame.index[40:45], blank] = ""  # blank in every column
+    frame.loc[frame.index[45], blank] = None  # no value at all
+    if chunk is not None:
+        monkeypatch.setattr(minhash_module, "DEFAULT_CHUNK_SIZE", chunk)
+    # Names and cities repeat (signed once per value), addresses do not.
+    spec = lf.Field(["given_name", "city", "street_address"])
+    matrix, valid = field_signatures(frame, spec, num_perm=64, seed=3, owner="t")
+    config = MinHashConfig(num_perm=64, seed=3, shingle=spec.shingle_config)
+    parts = [
+        minhash_module.sign_array(column_text(frame, column, owner="t"), config)
+        for column in spec.columns
+    ]
+    top = np.iinfo(matrix.dtype).max
+    expected = np.minimum.reduce(
+        [np.where(ok[:, None], signed, top) for signed, ok in parts]
+    )
+    expected_valid = np.logical_or.reduce([ok for _, ok in parts])
+    expected[~expected_valid] = 0
+    assert not expected_valid[45] and expected_valid[:40].sum() > 30
+    np.testing.assert_array_equal(valid, expected_valid)
+    np.testing.assert_array_equal(matrix, expected)
