@@ -191,46 +191,48 @@ def _token_pairs(
 
     ``texts`` holds the frame's columns' text when already converted.
     """
-    bits = np.uint64(TOKEN_RECORD_BITS)
     step = 1 << TOKEN_RECORD_BITS
-    if len(frame) <= step:
-        # One pass, in place (see kernel.SLICE): the hashes are the sorted
-        # packed tokens shifted, the records a slice at a time beside them.
-        packed = record_tokens(
-            frame, columns, owner=owner, record_bits=TOKEN_RECORD_BITS, texts=texts
-        )
-        packed.sort()
-        packed = kernel.compact_sorted(packed)
-        record = np.empty(packed.size, dtype=np.int64)
-        for start in range(0, packed.size, kernel.SLICE):
-            stop = start + kernel.SLICE
-            np.bitwise_and(
-                packed[start:stop],
-                np.uint64(step - 1),
-                out=record[start:stop].view(np.uint64),
-            )
-        np.right_shift(packed, bits, out=packed)
-        return record, packed
     records, hashes = [], []
     for first in range(0, len(frame), step):
-        packed = record_tokens(
-            frame.iloc[first : first + step],
-            columns,
-            owner=owner,
-            record_bits=TOKEN_RECORD_BITS,
-            texts=texts,
+        record, hashed = _unpacked(
+            record_tokens(
+                frame if len(frame) <= step else frame.iloc[first : first + step],
+                columns,
+                owner=owner,
+                record_bits=TOKEN_RECORD_BITS,
+                texts=texts,
+            )
         )
-        packed.sort()
-        packed = packed[kernel.run_starts(packed)]
-        records.append((packed & np.uint64(step - 1)).astype(np.int64) + first)
-        hashes.append(packed >> bits)
-    if not records:
-        return np.empty(0, np.int64), np.empty(0, np.uint64)
+        records.append(record + first if first else record)
+        hashes.append(hashed)
+    if len(records) <= 1:
+        return (
+            (records[0], hashes[0])
+            if records
+            else (np.empty(0, np.int64), np.empty(0, np.uint64))
+        )
     record, token = np.concatenate(records), np.concatenate(hashes)
-    if len(records) > 1:
-        order = np.lexsort((record, token))
-        record, token = record[order], token[order]
-    return record, token
+    order = np.lexsort((record, token))
+    return record[order], token[order]
+
+
+def _unpacked(
+    packed: npt.NDArray[np.uint64],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]:
+    """Distinct ``(record, token hash)`` of packed tokens, sorted by hash.
+
+    In place (see kernel.SLICE): the hashes are the sorted packed tokens
+    shifted, the records read off a slice at a time beside them.
+    """
+    packed.sort()
+    packed = kernel.compact_sorted(packed)
+    record = np.empty(packed.size, dtype=np.int64)
+    mask = np.uint64((1 << TOKEN_RECORD_BITS) - 1)
+    for start in range(0, packed.size, kernel.SLICE):
+        stop = start + kernel.SLICE
+        np.bitwise_and(packed[start:stop], mask, out=record[start:stop].view(np.uint64))
+    np.right_shift(packed, np.uint64(TOKEN_RECORD_BITS), out=packed)
+    return record, packed
 
 
 def _norms(

@@ -334,16 +334,6 @@ def _differ_together(
     return together
 
 
-def _popcount(values: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-    """Count the set bits of each (small, non-negative) integer."""
-    count = np.zeros(values.shape, dtype=np.int64)
-    values = values.copy()
-    while values.any():
-        count += values & 1
-        values >>= 1
-    return count
-
-
 def _groups(together: npt.NDArray[np.bool_], labels: list[str]) -> list[list[str]]:
     """Fields that differ together, as groups of at least two (linked by pairs)."""
     group = list(range(len(labels)))
@@ -1109,14 +1099,16 @@ class MatchModel:
     ) -> tuple[npt.NDArray[np.int64], dict[str, npt.NDArray[np.bool_]]]:
         """Return each pair's present-field mask, and whether (2+) all agree/differ."""
         present = np.zeros(levels[0].shape, dtype=np.int64)
+        counted = np.zeros(levels[0].shape, dtype=np.int64)
         differing = np.zeros(levels[0].shape, dtype=np.int64)
         agreeing = np.zeros(levels[0].shape, dtype=np.int64)
         for bit, (label, level) in enumerate(zip(fields, levels, strict=True)):
             size = self.size_of(label)
-            present |= (level < size).astype(np.int64) << bit
+            there = level < size
+            present |= there.astype(np.int64) << bit
+            counted += there
             differing += level == size - 1
             agreeing += level == 0
-        counted = _popcount(present)
         several = counted >= 2
         return present, {
             "differ": several & (differing == counted),
@@ -1295,7 +1287,7 @@ def _together_from(
                 if not present <= set(fields) or len(present) < 2:
                     raise ConfigError(problem)
                 kind = cell.get("all", "differ")
-                if kind not in ("differ", "agree"):
+                if kind not in _TOGETHER_KINDS:
                     raise ConfigError(problem)
                 if not all(0 < share < 1 for share in shares):
                     raise ConfigError(problem)
