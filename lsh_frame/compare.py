@@ -39,7 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from rapidfuzz import distance, fuzz, process
 
-from lsh_frame import _progress, _tfidf
+from lsh_frame import _progress, _swaps, _tfidf
 from lsh_frame._arrow import check_compatible, signature_matrix
 from lsh_frame._kernels import sets
 from lsh_frame._kernels.pairs import sorted_unique
@@ -863,6 +863,11 @@ class ScorePlan:
     #: Document frequencies of the ``"tfidf"`` fields over every record of
     #: the tables (see :func:`count_documents`), by field label.
     frequencies: dict[str, _tfidf.DocumentFrequencies] = field(default_factory=dict)
+    #: Pairs of fields whose values trade places in the tables (see
+    #: :func:`check_swaps`): a pair matching better crossed scores crossed.
+    swaps: tuple[tuple[str, str], ...] = ()
+    #: The statistics that decided ``swaps`` (none when a model gave them).
+    swap_checks: tuple[_swaps.SwapCheck, ...] = ()
 
     @property
     def tfidf_fields(self) -> list[Field]:
@@ -983,6 +988,159 @@ def count_documents(
     )
 
 
+def check_swaps(plan: ScorePlan, tables: list[pd.DataFrame], owner: str) -> ScorePlan:
+    """Return the plan with the pairs of fields whose values trade places.
+
+    A given model brings its own (it was learned on pairs scored with them);
+    otherwise every record of every table counts (see :mod:`lsh_frame._swaps`),
+    whichever pairs are scored.
+    """
+    given = plan.given_model
+    pairs = _swaps.field_pairs(plan.specs, plan.comparisons, tuple(SCORERS))
+    if given is not None:
+        possible = {(first.label, second.label) for first, second in pairs}
+        wrong = [pair for pair in given.swaps if pair not in possible]
+        if wrong:
+            raise ConfigError(
+                f"{owner} got a learned model that scores the fields {wrong!r} "
+                "crossed, but these fields are not compared by one fuzzy scorer "
+                "with the same normalisation here. Score with the fields and "
+                "comparisons the model was learned with."
+            )
+        return replace(plan, swaps=given.swaps)
+    if not pairs:
+        return plan
+    values = [_swaps.normalised(table, pairs, owner) for table in tables]
+    pairs = _swaps.sharing(pairs, [_swaps.vocabularies(part) for part in values])
+    counts = _swaps.merge_counts([_swaps.count_values(part, pairs) for part in values])
+    return with_swap_checks(plan, _swaps.check(counts))
+
+
+def with_swap_checks(plan: ScorePlan, checks: list[_swaps.SwapCheck]) -> ScorePlan:
+    """Return the plan with these statistics and the swaps they decide.
+
+    A field is swapped with one other field at most: the one it trades places
+    with most often (ties by the fields' order).
+    """
+    swaps: list[tuple[str, str]] = []
+    taken: set[str] = set()
+    ranked = sorted(
+        (check for check in checks if check.swapped),
+        key=lambda check: -check.crossed / max(check.repeated, 1),
+    )
+    for check in ranked:
+        if check.first not in taken and check.second not in taken:
+            swaps.append((check.first, check.second))
+            taken.update((check.first, check.second))
+    order = {(check.first, check.second): number for number, check in enumerate(checks)}
+    return replace(
+        plan,
+        swaps=tuple(sorted(swaps, key=order.__getitem__)),
+        swap_checks=tuple(checks),
+    )
+
+
+def _crossed_scores(
+    plan: ScorePlan,
+    pair: tuple[str, str],
+    left: pd.DataFrame,
+    right: pd.DataFrame | None,
+    left_positions: npt.NDArray[np.int64],
+    right_positions: npt.NDArray[np.int64],
+    owner: str,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Scores of the first field's values against the second's, both ways."""
+    by_label = {spec.label: spec for spec in plan.specs}
+    first, second = (by_label[label] for label in pair)
+    encoded = _encode_together([first, second], left, right, owner)
+    dictionary = encoded[first.label].dictionary
+    comparison = plan.comparisons[first.label]
+    scores = []
+    for one, other in ((first, second), (second, first)):
+        pairs = _ValuePairs.of(
+            encoded[one.label].left[left_positions],
+            encoded[other.label].right[right_positions],
+            len(dictionary),
+        )
+        scores.append(
+            pairs.spread(1.0, _fuzzy(dictionary, pairs.low, pairs.high, comparison))
+        )
+    return scores[0], scores[1]
+
+
+def _score_crossed(
+    plan: ScorePlan,
+    scored: dict[str, dict[str, Any]],
+    left: pd.DataFrame,
+    right: pd.DataFrame | None,
+    left_positions: npt.NDArray[np.int64],
+    right_positions: npt.NDArray[np.int64],
+    owner: str,
+) -> tuple[dict[str, npt.NDArray[np.bool_]], dict[str, npt.NDArray[np.float64]]]:
+    """Score crossed the pairs of swapped fields that match better so.
+
+    Updates the fields' ``_score`` columns in ``scored`` (by label); returns
+    the ``<first>_<second>_swapped`` column of each swapped pair of fields and
+    the straight ``_score`` columns they replaced (see :func:`learning_view`).
+    """
+    marks: dict[str, npt.NDArray[np.bool_]] = {}
+    straight_columns: dict[str, npt.NDArray[np.float64]] = {}
+    cuts = plan.field_cuts
+    for pair in plan.swaps:
+        straight = tuple(scored[label][f"{label}_score"] for label in pair)
+        # Crossed scores can only beat straight ones below 1 (a missing one
+        # leaves a crossed score missing too): only those pairs are compared.
+        with np.errstate(invalid="ignore"):
+            below_one = np.flatnonzero((straight[0] < 1) & (straight[1] < 1))
+        crossed = tuple(np.full(left_positions.size, np.nan) for _ in pair)
+        found = _crossed_scores(
+            plan,
+            pair,
+            left,
+            right,
+            left_positions[below_one],
+            right_positions[below_one],
+            owner,
+        )
+        for values, part in zip(crossed, found, strict=True):
+            values[below_one] = part
+        better = _swaps.crossed_better(
+            (straight[0], straight[1]),
+            (crossed[0], crossed[1]),
+            (min(cuts[pair[0]]), min(cuts[pair[1]])),
+        )
+        for label, values in zip(pair, crossed, strict=True):
+            column = f"{label}_score"
+            straight_columns.setdefault(column, scored[label][column])
+            scored[label][column] = np.where(better, values, scored[label][column])
+        marks[f"{pair[0]}_{pair[1]}_swapped"] = better
+    return marks, straight_columns
+
+
+#: The key of :func:`score_fields`' columns that holds the straight scores of
+#: swapped fields (a dict, not a column: see :func:`learning_view`).
+STRAIGHT = "_straight"
+
+
+def learning_view(columns: dict[str, Any]) -> dict[str, Any]:
+    """Return the columns a match model learns from: swapped fields straight.
+
+    :func:`score_fields` scores a pair of swapped fields crossed when that
+    matches better, and the decision reads them so; the model learns from the
+    straight scores, so whether a table's fields trade places cannot change
+    what it learns about agreeing and differing fields.
+    """
+    straight = columns.get(STRAIGHT)
+    if straight is None:
+        return columns
+    return {**without_straight(columns), **straight}
+
+
+def without_straight(columns: dict[str, Any]) -> dict[str, Any]:
+    """Return the columns without the straight scores kept for learning."""
+    return {name: values for name, values in columns.items() if name != STRAIGHT}
+
+
 #: Pairs from which :func:`score_fields` scores the fields on several threads.
 THREADED_PAIRS = 2_000
 
@@ -1089,6 +1247,15 @@ def score_fields(
                 scored_fields.append(field_columns)
                 _progress.advance(len(left_positions))
 
+    swapped, straight = _score_crossed(
+        plan,
+        dict(zip([spec.label for spec in specs], scored_fields, strict=True)),
+        left,
+        right,
+        left_positions,
+        right_positions,
+        owner,
+    )
     columns: dict[str, Any] = {}
     for spec, field_columns in zip(specs, scored_fields, strict=True):
         if plan.values:
@@ -1106,11 +1273,23 @@ def score_fields(
                     )
                 columns[f"{spec.label}_{side}"] = shown
         columns.update(field_columns)
+    columns.update(swapped)
+    weights = [spec.weight for spec in specs]
     columns["score"] = _combine(
         [columns[f"{spec.label}_score"] for spec in specs],
-        [spec.weight for spec in specs],
+        weights,
         len(left_positions),
     )
+    if straight:
+        straight["score"] = _combine(
+            [
+                straight.get(f"{spec.label}_score", columns[f"{spec.label}_score"])
+                for spec in specs
+            ],
+            weights,
+            len(left_positions),
+        )
+        columns[STRAIGHT] = straight
     return columns
 
 
@@ -1220,7 +1399,7 @@ def within_table_matches(
     """
     plain = dataclasses.replace(plan, values=False, estimate=None)
     table, (first, second) = _rows_in_use(table, first, second)
-    columns = score_fields(plain, table, None, first, second, owner)
+    columns = without_straight(score_fields(plain, table, None, first, second, owner))
     levels = plain.levels(field_scores(plain, columns))
     provisional = (
         None if model is not None else provisional_matches(plain, columns["score"], cut)
@@ -1493,12 +1672,30 @@ def scored_attrs(
         else ("model" if given is not None else "given"),
         "compare": dict(plan.comparisons),
         "weights": {spec.label: spec.weight for spec in plan.specs},
+        "swaps": [
+            {
+                **check.to_dict(),
+                "scored_crossed": (check.first, check.second) in plan.swaps,
+            }
+            for check in plan.swap_checks
+        ]
+        if given is None
+        else [
+            {
+                "fields": [first, second],
+                "swapped": True,
+                "scored_crossed": True,
+                "from": "model",
+            }
+            for first, second in plan.swaps
+        ],
         **_fallback(plan, chosen, model, fit),
         "model": None
         if model is None
         else {
             **model.to_dict(),
             "compare": {label: plan.comparisons[label] for label in model.m},
+            **({"swaps": [list(pair) for pair in plan.swaps]} if plan.swaps else {}),
             "fit": fit if given is None else "given",
         },
     }
@@ -1547,7 +1744,7 @@ def _score(
         seed=seed,
         owner=owner,
     )
-    plan = count_documents(plan, tables, owner)
+    plan = check_swaps(count_documents(plan, tables, owner), tables, owner)
     right_frame = frame if other is None else other
     left_positions = _positions(pairs["left"], frame.index, "left", owner)
     right_positions = _positions(pairs["right"], right_frame.index, "right", owner)
@@ -1566,28 +1763,36 @@ def _score(
     alone = found_only_by(pairs, alone_keys)
 
     _progress.step("deciding matches")
-    combined = columns["score"]
-    shape = link_shape(plan, one_to_one, *positions, combined)
-    levels = plan.levels(field_scores(plan, columns))
+    # The model learns from the straight scores; the decision reads swapped
+    # fields crossed (see learning_view).
+    learn = learning_view(columns)
+    columns = without_straight(columns)
+    learn_combined = learn["score"]
+    shape = link_shape(plan, one_to_one, *positions, learn_combined)
+    learn_levels = plan.levels(field_scores(plan, learn))
     chosen: float | None = None
     model, fit = plan.given_model, None
     provisional = None
     if model is None:
-        spread = ScoreSpread.of(combined[~identical])
+        spread = ScoreSpread.of(learn_combined[~identical])
         cut = spread.cut() if plan.min_score == "auto" else None
-        provisional = provisional_matches(plan, combined, cut)
+        provisional = provisional_matches(plan, learn_combined, cut)
         chosen = cut if cut is not None else float(plan.min_score)  # type: ignore[arg-type]
         if plan.min_score == "auto":
             assigned = learns_from_assignment(plan, shape)
             learn_from = (
-                assignment_split(*positions, combined) if assigned else provisional
+                assignment_split(*positions, learn_combined)
+                if assigned
+                else provisional
             )
-            learned = LevelTable.of(without(levels, identical), learn_from[~identical])
+            learned = LevelTable.of(
+                without(learn_levels, identical), learn_from[~identical]
+            )
             model, fit = learn_model(
                 plan.labels, learned, plan.field_cuts, assigned or spread.clear
             )
             if model is not None and alone.any():
-                match = decide(plan, model, levels, provisional)[1] & ~identical
+                match = decide(plan, model, learn_levels, provisional)[1] & ~identical
                 # No match at all: nothing says the neighbours key found any.
                 share = (
                     float((match & ~alone).sum() / match.sum()) if match.any() else 1.0
@@ -1595,20 +1800,33 @@ def _score(
                 fit = {**(fit or {}), "trained_on": "all pairs"}
                 if share >= TRAIN_ON_OTHERS_SHARE:
                     retrained = _learned_from_other_keys(
-                        plan, levels, combined, identical | alone, positions, assigned
+                        plan,
+                        learn_levels,
+                        learn_combined,
+                        identical | alone,
+                        positions,
+                        assigned,
                     )
                     if retrained is not None:
                         model, refit, chosen = retrained
-                        provisional = provisional_matches(plan, combined, chosen)
+                        provisional = provisional_matches(plan, learn_combined, chosen)
                         fit = {**(refit or {}), "trained_on": "other keys' pairs"}
                 model = with_alone_prior(
-                    model, plan, alone_table(levels, identical, alone), fit, alone_keys
+                    model,
+                    plan,
+                    alone_table(learn_levels, identical, alone),
+                    fit,
+                    alone_keys,
                 )
                 fit["found_by_other_keys"] = round(share, 4)
             if model is not None and model.another_group():
                 fit = no_entities(model)
                 model, chosen = None, None
-                provisional = np.zeros(combined.size, dtype=bool)
+                provisional = np.zeros(learn_combined.size, dtype=bool)
+    combined = columns["score"]
+    if model is None and chosen is not None:
+        provisional = provisional_matches(plan, combined, chosen)
+    levels = plan.levels(field_scores(plan, columns))
     probability, match = force_identical(
         *decide(plan, model, levels, provisional, alone), identical
     )

@@ -86,6 +86,9 @@ class FieldExplanation:
     weight: float
     #: How each value was read by ``compare="number"`` or ``"date"``.
     read_as: tuple[str, str] | None = None
+    #: The field scored against this one's values, crossed, when the two
+    #: fields' values trade places in the tables and match better so.
+    crossed: str | None = None
     #: With a learned model: the pair's level on this field (``"missing"``
     #: when either value is), ...
     level: str | None = None
@@ -192,6 +195,11 @@ class Explanation:
             )
             if item.read_as is not None:
                 lines.append(f"      read as: {item.read_as[0]} vs {item.read_as[1]}")
+            if item.crossed is not None:
+                lines.append(
+                    f"      scored crossed: the left {item.field} against the right "
+                    f"{item.crossed} (the two fields trade places in these tables)"
+                )
             if self.prior is not None:
                 lines.append(f"      {_model_line(item, running)}")
                 if item.running_probability is not None:
@@ -444,6 +452,12 @@ def explain(
         else (None, {}, ())
     )
     comparisons = scored.attrs["lsh_frame"]["compare"]
+    crossed = {}
+    for check in scored.attrs["lsh_frame"]["swaps"]:
+        first, second = check["fields"]
+        column = f"{first}_{second}_swapped"
+        if column in scored and bool(scored[column].iloc[0]):
+            crossed[first], crossed[second] = second, first
     explained = []
     for spec in specs:
         values = []
@@ -484,6 +498,7 @@ def explain(
                 score=float(scored[f"{spec.label}_score"].iloc[0]),
                 weight=float(spec.weight),
                 read_as=(read_as[0], read_as[1]) if read_as else None,
+                crossed=crossed.get(spec.label),
                 level=level,
                 model_weight=model_weight,
                 running_probability=running,

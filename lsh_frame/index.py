@@ -59,6 +59,7 @@ from lsh_frame.blocking import (
 from lsh_frame.compare import (
     MatchModel,
     ScorePlan,
+    check_swaps,
     comparison_rows,
     count_documents,
     decide,
@@ -66,6 +67,7 @@ from lsh_frame.compare import (
     plan_score,
     provisional_matches,
     score_fields,
+    without_straight,
 )
 from lsh_frame.errors import ColumnError, ConfigError, ConfigTypeError
 from lsh_frame.lsh import LshPlan
@@ -487,7 +489,7 @@ class Index:
                 owner=owner,
             )
             plan = dataclasses.replace(plan, link=True)
-            plan = count_documents(plan, [frame], owner)
+            plan = check_swaps(count_documents(plan, [frame], owner), [frame], owner)
             vocabulary, tokens, norms = None, None, None
             neighbours = _neighbours_key(keys)
             if neighbours is not None:
@@ -809,8 +811,10 @@ class Index:
         distinct, local = np.unique(positions, return_inverse=True)
         saved = self._rows(distinct)
         plan = self._plan
-        columns = score_fields(
-            plan, saved, new, local.astype(np.int64), rows, owner, texts=texts
+        columns = without_straight(
+            score_fields(
+                plan, saved, new, local.astype(np.int64), rows, owner, texts=texts
+            )
         )
         levels = plan.levels(field_scores(plan, columns))
         model = plan.given_model
@@ -1364,6 +1368,9 @@ class Index:
                 for key in self._keys
             ],
             "comparisons": self._plan.comparisons,
+            # Fields scored crossed when they match better so (older
+            # indexes have none).
+            "swaps": [list(pair) for pair in self._plan.swaps],
             "decision": (
                 {"model": model.to_dict()}
                 if model is not None
@@ -1488,6 +1495,7 @@ class Index:
             estimate=None,
             link=True,
             frequencies=frequencies,
+            swaps=tuple((first, second) for first, second in manifest.get("swaps", [])),
         )
         state = _read(folder / "state.arrow")
         vocabulary = None

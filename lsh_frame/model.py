@@ -530,6 +530,9 @@ class MatchModel:
     #: whose joint "all differ" and "all agree" are read as one observation
     #: each (see :class:`Together`), not as independent ones.
     together: tuple[Together, ...] = ()
+    #: Pairs of fields scored crossed when their values match better so
+    #: (see :mod:`lsh_frame._swaps`): the model learned from pairs scored so.
+    swaps: tuple[tuple[str, str], ...] = ()
 
     def cuts_of(self, label: str) -> tuple[float, ...]:
         """Level cuts of one field."""
@@ -650,6 +653,18 @@ class MatchModel:
                 f"key names. Got {alone_keys!r}."
             )
         together = _together_from(learned.get("together", []), m, owner)
+        swaps = learned.get("swaps", [])
+        if not isinstance(swaps, (list, tuple)) or not all(
+            isinstance(pair, (list, tuple))
+            and len(pair) == 2
+            and all(isinstance(label, str) and label in m for label in pair)
+            and pair[0] != pair[1]
+            for pair in swaps
+        ):
+            raise ConfigError(
+                f"{owner} got a learned model whose 'swaps' is not a list of pairs "
+                f"of two of its fields ({', '.join(sorted(m))}). Got {swaps!r}."
+            )
         return cls(
             prior=prior,
             m=m,
@@ -659,6 +674,7 @@ class MatchModel:
             no_values=tuple(no_values),
             alone_prior=None if alone_prior is None else float(alone_prior),
             alone_keys=tuple(alone_keys),
+            swaps=tuple((first, second) for first, second in swaps),
             cuts=tuple(float(cut) for cut in cuts),
             field_cuts={
                 label: tuple(float(cut) for cut in given)
@@ -1258,6 +1274,7 @@ class MatchModel:
                 if self.together
                 else {}
             ),
+            **({"swaps": [list(pair) for pair in self.swaps]} if self.swaps else {}),
         }
 
 

@@ -244,8 +244,17 @@ def test_a_saved_model_keeps_its_cuts_and_older_models_still_decide():
         m={name: np.array([0.8, 0.15, 0.05]) for name in columns},
         u={name: np.array([0.05, 0.15, 0.8]) for name in columns},
         cuts=(0.99, 0.8),
-    ).probability({name: scored[f"{name}_score"].to_numpy() for name in columns})
+    ).probability({name: decided[f"{name}_score"].to_numpy() for name in columns})
     np.testing.assert_allclose(decided["match_probability"].to_numpy(), expected)
+    # A model saved before swapped fields reads every pair straight: the pairs
+    # this run scored crossed (make_customers swaps names) are read straight.
+    swapped = scored["given_name_surname_swapped"].to_numpy()
+    assert swapped.any() and "given_name_surname_swapped" not in decided
+    for name in columns:
+        straight = decided[f"{name}_score"].to_numpy()
+        np.testing.assert_array_equal(
+            straight[~swapped], scored[f"{name}_score"].to_numpy()[~swapped]
+        )
     assert decided.attrs["lsh_frame"]["model"]["cuts"] == [0.99, 0.8]
 
 

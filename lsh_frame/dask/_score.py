@@ -20,11 +20,12 @@ import numpy.typing as npt
 import pandas as pd
 from dask import delayed
 
-from lsh_frame import _progress
+from lsh_frame import _progress, _swaps
 from lsh_frame._tfidf import DocumentFrequencies
 from lsh_frame._validation import check_columns
 from lsh_frame.blocking import Field, _as_fields
 from lsh_frame.compare import (
+    SCORERS,
     TRAIN_ON_OTHERS_SHARE,
     LevelTable,
     MatchModel,
@@ -33,6 +34,7 @@ from lsh_frame.compare import (
     _check_pairs,
     _positions,
     alone_table,
+    check_swaps,
     comparison_step,
     decide,
     field_scores,
@@ -41,6 +43,7 @@ from lsh_frame.compare import (
     found_only_by,
     identical_mask,
     learn_model,
+    learning_view,
     learns_from_assignment,
     link_shape,
     no_entities,
@@ -51,7 +54,9 @@ from lsh_frame.compare import (
     warn_fallback,
     weak_keys,
     with_alone_prior,
+    with_swap_checks,
     without,
+    without_straight,
 )
 from lsh_frame.dask._blocking import LEFT_POSITION, RIGHT_POSITION
 from lsh_frame.dask._one_to_one import no_choice, one_to_one_parts
@@ -211,7 +216,7 @@ def _left_out(
 
 
 def _spread(scored: _Scored, alone_keys: tuple[str, ...] | None = None) -> ScoreSpread:
-    score = np.asarray(scored[1]["score"], dtype=np.float64)
+    score = np.asarray(learning_view(scored[1])["score"], dtype=np.float64)
     return ScoreSpread.of(score[~_left_out(scored, alone_keys)])
 
 
@@ -237,6 +242,7 @@ def _alone_counts(
 ) -> tuple[int, int, int]:
     """Pairs only a weak key found, matches, and matches others found."""
     pairs, columns, identical = scored
+    columns = learning_view(columns)
     levels = plan.levels(field_scores(plan, columns))
     provisional = provisional_matches(plan, columns["score"], cut)
     match = decide(plan, model, levels, provisional)[1] & ~identical
@@ -248,7 +254,7 @@ def _alone_table(
     scored: _Scored, plan: ScorePlan, alone_keys: tuple[str, ...]
 ) -> LevelTable:
     pairs, columns, identical = scored
-    levels = plan.levels(field_scores(plan, columns))
+    levels = plan.levels(field_scores(plan, learning_view(columns)))
     return alone_table(levels, identical, found_only_by(pairs, alone_keys))
 
 
@@ -259,7 +265,7 @@ def _level_table(
     assigned: npt.NDArray[np.bool_] | None = None,
     alone_keys: tuple[str, ...] | None = None,
 ) -> LevelTable:
-    _, columns, _ = scored
+    columns = learning_view(scored[1])
     left_out = _left_out(scored, alone_keys)
     levels = plan.levels(field_scores(plan, columns))
     provisional = (
@@ -278,7 +284,7 @@ def _link_candidates(
         {
             "left": positioned[LEFT_POSITION].to_numpy(dtype=np.int64),
             "right": positioned[RIGHT_POSITION].to_numpy(dtype=np.int64),
-            "score": np.asarray(scored[1]["score"], dtype=np.float64),
+            "score": np.asarray(learning_view(scored[1])["score"], dtype=np.float64),
             "alone": found_only_by(scored[0], alone_keys),
         }
     )
@@ -293,7 +299,7 @@ def _decided(
     alone_keys: tuple[str, ...],
 ) -> pd.DataFrame:
     pairs, columns, identical = scored
-    columns = dict(columns)
+    columns = without_straight(columns)
     levels = plan.levels(field_scores(plan, columns))
     provisional = (
         None
@@ -356,6 +362,39 @@ def _count_documents(plan: ScorePlan, tables: list[Table], owner: str) -> ScoreP
     )
 
 
+def _part_vocabularies(
+    part: pd.DataFrame, pairs: list[tuple[Field, Field]], owner: str
+) -> dict[str, Any]:
+    return _swaps.vocabularies(_swaps.normalised(part, pairs, owner))
+
+
+def _part_counts(
+    part: pd.DataFrame, pairs: list[tuple[Field, Field]], owner: str
+) -> _swaps.Counts:
+    return _swaps.count_values(_swaps.normalised(part, pairs, owner), pairs)
+
+
+def _check_swaps(plan: ScorePlan, tables: list[Table], owner: str) -> ScorePlan:
+    """Return the plan with its swapped fields, from the counts of all partitions.
+
+    The counts add up, so the partitions decide as the whole tables do in pandas.
+    """
+    pairs = _swaps.field_pairs(plan.specs, plan.comparisons, tuple(SCORERS))
+    if plan.given_model is not None or not pairs:
+        return check_swaps(plan, [], owner)
+    parts = [part for table in tables for part in table.parts]
+    pairs = _swaps.sharing(
+        pairs,
+        list(
+            compute(
+                *[delayed(_part_vocabularies)(part, pairs, owner) for part in parts]
+            )
+        ),
+    )
+    counted = compute(*[delayed(_part_counts)(part, pairs, owner) for part in parts])
+    return with_swap_checks(plan, _swaps.check(_swaps.merge_counts(list(counted))))
+
+
 def score_parts(
     tables: list[Table],
     pair_parts: list[Any],
@@ -407,7 +446,7 @@ def score_parts(
         seed=seed,
         owner=owner,
     )
-    plan = _count_documents(plan, tables, owner)
+    plan = _check_swaps(_count_documents(plan, tables, owner), tables, owner)
     # Document frequencies can be large: send them to each worker once.
     task_plan = shared(plan) if plan.frequencies else plan
     left = tables[0]
