@@ -92,77 +92,77 @@ def _probe_orders(
     return probes
 
 
-def oph_kernel(bins: int) -> Kernel:
-    """One-permutation hashing in repetitions of ``bins`` bins, densified."""
-    reps = -(-NUM_PERM // bins)
-    rng = np.random.default_rng([SEED, 0x0F11])
-    a = rng.integers(0, 1 << 32, size=reps, dtype=np.uint64) | np.uint64(1)
-    b = rng.integers(0, 1 << 32, size=reps, dtype=np.uint64)
-    a, b = a.astype(np.uint32), b.astype(np.uint32)
-    slot_rep = np.arange(NUM_PERM) % reps
-    per_rep = np.bincount(slot_rep, minlength=reps)
-    probes = _probe_orders(rng, slot_rep)
+#: ``throw(x, base, block)``: lower the slots of one group of records (``block``,
+#: flat) with the values of their tokens ``x`` (``base`` is each token's record
+#: offset in ``block``).
+Throw = Callable[[npt.NDArray[np.uint32], npt.NDArray[np.int64], npt.NDArray], None]
+
+
+def _grouped(throw: Throw, probes: npt.NDArray[np.int64]) -> Kernel:
+    """A kernel that throws each group's tokens, then densifies the empty slots."""
 
     def sign(
         tokens: npt.NDArray[np.uint32], offsets: npt.NDArray[np.int64], out: npt.NDArray
     ) -> None:
         for start in range(0, offsets.size - 1, GROUP):
             stop = min(start + GROUP, offsets.size - 1)
-            x = tokens[offsets[start] : offsets[stop]]
             lengths = np.diff(offsets[start : stop + 1])
-            base = np.repeat(
-                np.arange(stop - start, dtype=np.int64) * NUM_PERM, lengths
-            )
             block = np.full((stop - start) * NUM_PERM, EMPTY)
-            for rep in range(reps):
-                value = x * a[rep] + b[rep]
-                slot = (value.astype(np.uint64) * np.uint64(per_rep[rep])) >> np.uint64(
-                    32
-                )
-                index = slot.astype(np.int64) * reps + rep + base
-                np.minimum.at(block, index, np.minimum(value, EMPTY - np.uint32(1)))
-            block = block.reshape(stop - start, NUM_PERM)
-            filled = _densify(block, lengths, probes)
+            throw(
+                tokens[offsets[start] : offsets[stop]],
+                np.repeat(np.arange(stop - start, dtype=np.int64) * NUM_PERM, lengths),
+                block,
+            )
+            filled = _densify(block.reshape(stop - start, NUM_PERM), lengths, probes)
             out[start:stop][lengths > 0] = filled[lengths > 0]
 
     return sign
+
+
+def _affine(rng: np.random.Generator, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """Odd multipliers and offsets of ``count`` affine hashes of 32 bits."""
+    a = rng.integers(0, 1 << 32, size=count, dtype=np.uint64) | np.uint64(1)
+    b = rng.integers(0, 1 << 32, size=count, dtype=np.uint64)
+    return a.astype(np.uint32), b.astype(np.uint32)
+
+
+def oph_kernel(bins: int) -> Kernel:
+    """One-permutation hashing in repetitions of ``bins`` bins, densified."""
+    reps = -(-NUM_PERM // bins)
+    rng = np.random.default_rng([SEED, 0x0F11])
+    a, b = _affine(rng, reps)
+    slot_rep = np.arange(NUM_PERM) % reps
+    per_rep = np.bincount(slot_rep, minlength=reps)
+
+    def throw(x: np.ndarray, base: np.ndarray, block: np.ndarray) -> None:
+        for rep in range(reps):
+            value = x * a[rep] + b[rep]
+            slot = (value.astype(np.uint64) * np.uint64(per_rep[rep])) >> np.uint64(32)
+            index = slot.astype(np.int64) * reps + rep + base
+            np.minimum.at(block, index, np.minimum(value, EMPTY - np.uint32(1)))
+
+    return _grouped(throw, _probe_orders(rng, slot_rep))
 
 
 def fss_cut_kernel(rounds: int) -> Kernel:
     """Fast similarity sketching stopped after ``rounds`` rounds, densified."""
     rng = np.random.default_rng([SEED, 0x0F12])
-    a = rng.integers(0, 1 << 32, size=rounds, dtype=np.uint64) | np.uint64(1)
-    b = rng.integers(0, 1 << 32, size=rounds, dtype=np.uint64)
-    a, b = a.astype(np.uint32), b.astype(np.uint32)
+    a, b = _affine(rng, rounds)
     tag_bits = max(1, (rounds - 1).bit_length())
     rank_mask = np.uint32((1 << (32 - tag_bits)) - 1)
-    probes = _probe_orders(rng, np.zeros(NUM_PERM, dtype=np.int64))
 
-    def sign(
-        tokens: npt.NDArray[np.uint32], offsets: npt.NDArray[np.int64], out: npt.NDArray
-    ) -> None:
-        for start in range(0, offsets.size - 1, GROUP):
-            stop = min(start + GROUP, offsets.size - 1)
-            x = tokens[offsets[start] : offsets[stop]]
-            lengths = np.diff(offsets[start : stop + 1])
-            base = np.repeat(
-                np.arange(stop - start, dtype=np.int64) * NUM_PERM, lengths
+    def throw(x: np.ndarray, base: np.ndarray, block: np.ndarray) -> None:
+        for round_ in range(rounds):
+            value = x * a[round_] + b[round_]
+            slot = (value.astype(np.uint64) * np.uint64(NUM_PERM)) >> np.uint64(32)
+            ranked = (value & rank_mask) | np.uint32(round_ << (32 - tag_bits))
+            np.minimum.at(
+                block,
+                slot.astype(np.int64) + base,
+                np.minimum(ranked, EMPTY - np.uint32(1)),
             )
-            block = np.full((stop - start) * NUM_PERM, EMPTY)
-            for round_ in range(rounds):
-                value = x * a[round_] + b[round_]
-                slot = (value.astype(np.uint64) * np.uint64(NUM_PERM)) >> np.uint64(32)
-                ranked = (value & rank_mask) | np.uint32(round_ << (32 - tag_bits))
-                np.minimum.at(
-                    block,
-                    slot.astype(np.int64) + base,
-                    np.minimum(ranked, EMPTY - np.uint32(1)),
-                )
-            block = block.reshape(stop - start, NUM_PERM)
-            filled = _densify(block, lengths, probes)
-            out[start:stop][lengths > 0] = filled[lengths > 0]
 
-    return sign
+    return _grouped(throw, _probe_orders(rng, np.zeros(NUM_PERM, dtype=np.int64)))
 
 
 def shipped_kernel(scheme: str) -> Kernel:
