@@ -95,6 +95,16 @@ def test_counts_match_a_python_reference_and_add_up(rows, cut):
         )
     )
     assert merged == whole
+    # Fields that share no value are not counted: they can have no crossed row.
+    shared = _swaps.sharing(
+        pairs,
+        [_swaps.vocabularies(_swaps.normalised(part, pairs, "test")) for part in parts],
+    )
+    first = {a for a, _ in blank_is_missing if a is not None}
+    second = {b for _, b in blank_is_missing if b is not None}
+    assert bool(shared) == bool(first & second)
+    if not shared:
+        assert whole[0].crossed == 0
 
 
 def test_swapped_names_are_found_and_scored_crossed(
