@@ -530,8 +530,9 @@ class MatchModel:
     #: whose joint "all differ" and "all agree" are read as one observation
     #: each (see :class:`Together`), not as independent ones.
     together: tuple[Together, ...] = ()
-    #: Pairs of fields scored crossed when their values match better so
-    #: (see :mod:`lsh_frame._swaps`): the model learned from pairs scored so.
+    #: Pairs of fields whose values trade places (see :mod:`lsh_frame._swaps`):
+    #: the decision reads a pair that matches better crossed at its crossed
+    #: scores' levels; the model learned from the straight scores.
     swaps: tuple[tuple[str, str], ...] = ()
 
     def cuts_of(self, label: str) -> tuple[float, ...]:
