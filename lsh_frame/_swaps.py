@@ -100,7 +100,7 @@ def field_pairs(
     ]
 
 
-def _values(table: pd.DataFrame, spec: Field, owner: str) -> pa.Array:
+def field_values(table: pd.DataFrame, spec: Field, owner: str) -> pa.Array:
     """Return a field's normalised values, blanks as missing."""
     text = normalize(_field_text(table, spec, owner=owner), spec.shingle_config)
     return pc.if_else(pc.equal(text, ""), pa.scalar(None, text.type), text)
@@ -111,7 +111,7 @@ def normalised(
 ) -> dict[str, pa.Array]:
     """Return the normalised values of each field of the pairs, blanks missing."""
     specs = {spec.label: spec for pair in pairs for spec in pair}
-    return {label: _values(table, spec, owner) for label, spec in specs.items()}
+    return {label: field_values(table, spec, owner) for label, spec in specs.items()}
 
 
 def vocabularies(values: dict[str, pa.Array]) -> dict[str, pa.Array]:

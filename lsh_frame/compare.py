@@ -39,7 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from rapidfuzz import distance, fuzz, process
 
-from lsh_frame import _progress, _swaps, _tfidf
+from lsh_frame import _nicknames, _progress, _swaps, _tfidf
 from lsh_frame._arrow import check_compatible, signature_matrix
 from lsh_frame._kernels import sets
 from lsh_frame._kernels.pairs import sorted_unique
@@ -868,6 +868,11 @@ class ScorePlan:
     swaps: tuple[tuple[str, str], ...] = ()
     #: The statistics that decided ``swaps`` (none when a model gave them).
     swap_checks: tuple[_swaps.SwapCheck, ...] = ()
+    #: Fields of given names (see :func:`check_nicknames`): the decision reads
+    #: two familiar forms of one name as nearly agreeing.
+    nicknames: tuple[str, ...] = ()
+    #: The statistics that decided ``nicknames`` (none when a model gave them).
+    name_checks: tuple[_nicknames.NameCheck, ...] = ()
 
     @property
     def tfidf_fields(self) -> list[Field]:
@@ -1038,6 +1043,112 @@ def with_swap_checks(plan: ScorePlan, checks: list[_swaps.SwapCheck]) -> ScorePl
         swaps=tuple(sorted(swaps, key=order.__getitem__)),
         swap_checks=tuple(checks),
     )
+
+
+def name_fields(plan: ScorePlan) -> list[Field]:
+    """Return the counted fields compared by a fuzzy scorer (given names, maybe)."""
+    return [
+        spec
+        for spec in plan.specs
+        if spec.weight > 0 and plan.comparisons[spec.label] in SCORERS
+    ]
+
+
+def check_nicknames(
+    plan: ScorePlan, tables: list[pd.DataFrame], owner: str
+) -> ScorePlan:
+    """Return the plan with the fields that hold given names.
+
+    A given model brings its own; otherwise every record of every table counts
+    (see :mod:`lsh_frame._nicknames`), whichever pairs are scored.
+    """
+    given = plan.given_model
+    specs = name_fields(plan)
+    if given is not None:
+        labels = {spec.label for spec in specs}
+        wrong = [label for label in given.nicknames if label not in labels]
+        if wrong:
+            raise ConfigError(
+                f"{owner} got a learned model that reads familiar forms of given "
+                f"names in {wrong!r}, but these fields are not compared by a fuzzy "
+                "scorer here. Score with the fields and comparisons the model was "
+                "learned with."
+            )
+        return replace(plan, nicknames=given.nicknames)
+    checks = [
+        _nicknames.check(
+            spec.label,
+            [
+                _nicknames.count_names(
+                    _swaps.field_values(table, spec, owner), spec.shingle_config
+                )
+                for table in tables
+            ],
+        )
+        for spec in specs
+    ]
+    return with_name_checks(plan, checks)
+
+
+def with_name_checks(plan: ScorePlan, checks: list[_nicknames.NameCheck]) -> ScorePlan:
+    """Return the plan with these statistics and the fields they decide."""
+    return replace(
+        plan,
+        nicknames=tuple(check.label for check in checks if check.given_names),
+        name_checks=tuple(checks),
+    )
+
+
+def _read_nicknames(
+    plan: ScorePlan,
+    scored: dict[str, dict[str, Any]],
+    crossed: dict[str, npt.NDArray[np.bool_]],
+    left: pd.DataFrame,
+    right: pd.DataFrame | None,
+    left_positions: npt.NDArray[np.int64],
+    right_positions: npt.NDArray[np.int64],
+    owner: str,
+) -> tuple[dict[str, npt.NDArray[np.bool_]], dict[str, npt.NDArray[np.float64]]]:
+    """Read two familiar forms of one given name as nearly agreeing.
+
+    In each field of given names, a pair whose two values are names of one
+    group (``edward``, ``ned``) and score below the field's "nearly agrees"
+    level gets that level's lowest score; a pair scored crossed (``crossed``,
+    by column) keeps its crossed score. Updates ``scored``; returns the
+    ``<field>_nickname`` columns and the straight scores replaced.
+    """
+    by_label = {spec.label: spec for spec in plan.specs}
+    marks: dict[str, npt.NDArray[np.bool_]] = {}
+    straight: dict[str, npt.NDArray[np.float64]] = {}
+    for label in plan.nicknames:
+        spec = by_label[label]
+        column = f"{label}_score"
+        score = scored[label][column]
+        cuts = sorted(plan.field_cuts[label], reverse=True)
+        floor = cuts[1] if len(cuts) > 1 else cuts[0]
+        below = np.zeros(score.size, dtype=bool)
+        with np.errstate(invalid="ignore"):
+            below[score < floor] = True
+        for first, second in plan.swaps:
+            if label in (first, second):
+                below &= ~crossed[f"{first}_{second}_swapped"]
+        rows = np.flatnonzero(below)
+        encoded = _encode(spec, left, right, owner)
+        pairs = _ValuePairs.of(
+            encoded.left[left_positions[rows]],
+            encoded.right[right_positions[rows]],
+            len(encoded.dictionary),
+        )
+        familiar = np.zeros(rows.size, dtype=bool)
+        familiar[pairs.differ] = _nicknames.equivalent(
+            encoded.dictionary, pairs.low, pairs.high, spec.shingle_config
+        )[pairs.inverse]
+        hit = np.zeros(score.size, dtype=bool)
+        hit[rows] = familiar
+        straight.setdefault(column, score)
+        scored[label][column] = np.where(hit, floor, score)
+        marks[f"{label}_nickname"] = hit
+    return marks, straight
 
 
 def _crossed_scores(
@@ -1247,15 +1358,15 @@ def score_fields(
                 scored_fields.append(field_columns)
                 _progress.advance(len(left_positions))
 
+    by_label = dict(zip([spec.label for spec in specs], scored_fields, strict=True))
     swapped, straight = _score_crossed(
-        plan,
-        dict(zip([spec.label for spec in specs], scored_fields, strict=True)),
-        left,
-        right,
-        left_positions,
-        right_positions,
-        owner,
+        plan, by_label, left, right, left_positions, right_positions, owner
     )
+    familiar, before_names = _read_nicknames(
+        plan, by_label, swapped, left, right, left_positions, right_positions, owner
+    )
+    for column, values in before_names.items():
+        straight.setdefault(column, values)
     columns: dict[str, Any] = {}
     for spec, field_columns in zip(specs, scored_fields, strict=True):
         if plan.values:
@@ -1274,6 +1385,7 @@ def score_fields(
                 columns[f"{spec.label}_{side}"] = shown
         columns.update(field_columns)
     columns.update(swapped)
+    columns.update(familiar)
     weights = [spec.weight for spec in specs]
     columns["score"] = _combine(
         [columns[f"{spec.label}_score"] for spec in specs],
@@ -1689,6 +1801,12 @@ def scored_attrs(
             }
             for first, second in plan.swaps
         ],
+        "nicknames": [check.to_dict() for check in plan.name_checks]
+        if given is None
+        else [
+            {"field": label, "given_names": True, "from": "model"}
+            for label in plan.nicknames
+        ],
         **_fallback(plan, chosen, model, fit),
         "model": None
         if model is None
@@ -1696,6 +1814,7 @@ def scored_attrs(
             **model.to_dict(),
             "compare": {label: plan.comparisons[label] for label in model.m},
             **({"swaps": [list(pair) for pair in plan.swaps]} if plan.swaps else {}),
+            **({"nicknames": list(plan.nicknames)} if plan.nicknames else {}),
             "fit": fit if given is None else "given",
         },
     }
@@ -1745,6 +1864,7 @@ def _score(
         owner=owner,
     )
     plan = check_swaps(count_documents(plan, tables, owner), tables, owner)
+    plan = check_nicknames(plan, tables, owner)
     right_frame = frame if other is None else other
     left_positions = _positions(pairs["left"], frame.index, "left", owner)
     right_positions = _positions(pairs["right"], right_frame.index, "right", owner)

@@ -89,6 +89,9 @@ class FieldExplanation:
     #: The field scored against this one's values, crossed, when the two
     #: fields' values trade places in the tables and match better so.
     crossed: str | None = None
+    #: Whether the two values are familiar forms of one given name (``ned``,
+    #: ``edward``), which the decision reads as nearly agreeing.
+    nickname: bool = False
     #: With a learned model: the pair's level on this field (``"missing"``
     #: when either value is), ...
     level: str | None = None
@@ -195,6 +198,11 @@ class Explanation:
             )
             if item.read_as is not None:
                 lines.append(f"      read as: {item.read_as[0]} vs {item.read_as[1]}")
+            if item.nickname:
+                lines.append(
+                    "      familiar forms of one given name: read as nearly agreeing "
+                    f"({item.comparison} {item.score:.3f})"
+                )
             if item.crossed is not None:
                 lines.append(
                     f"      scored crossed: the left {item.field} against the right "
@@ -499,6 +507,9 @@ def explain(
                 weight=float(spec.weight),
                 read_as=(read_as[0], read_as[1]) if read_as else None,
                 crossed=crossed.get(spec.label),
+                nickname=bool(
+                    scored.get(f"{spec.label}_nickname", pd.Series([False])).iloc[0]
+                ),
                 level=level,
                 model_weight=model_weight,
                 running_probability=running,

@@ -59,6 +59,7 @@ from lsh_frame.blocking import (
 from lsh_frame.compare import (
     MatchModel,
     ScorePlan,
+    check_nicknames,
     check_swaps,
     comparison_rows,
     count_documents,
@@ -490,6 +491,7 @@ class Index:
             )
             plan = dataclasses.replace(plan, link=True)
             plan = check_swaps(count_documents(plan, [frame], owner), [frame], owner)
+            plan = check_nicknames(plan, [frame], owner)
             vocabulary, tokens, norms = None, None, None
             neighbours = _neighbours_key(keys)
             if neighbours is not None:
@@ -1371,6 +1373,7 @@ class Index:
             # Fields scored crossed when they match better so (older
             # indexes have none).
             "swaps": [list(pair) for pair in self._plan.swaps],
+            "nicknames": list(self._plan.nicknames),
             "decision": (
                 {"model": model.to_dict()}
                 if model is not None
@@ -1496,6 +1499,7 @@ class Index:
             link=True,
             frequencies=frequencies,
             swaps=tuple((first, second) for first, second in manifest.get("swaps", [])),
+            nicknames=tuple(manifest.get("nicknames", [])),
         )
         state = _read(folder / "state.arrow")
         vocabulary = None

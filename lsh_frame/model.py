@@ -534,6 +534,9 @@ class MatchModel:
     #: the decision reads a pair that matches better crossed at its crossed
     #: scores' levels; the model learned from the straight scores.
     swaps: tuple[tuple[str, str], ...] = ()
+    #: Fields of given names (see :mod:`lsh_frame._nicknames`): the decision
+    #: reads two familiar forms of one name as nearly agreeing.
+    nicknames: tuple[str, ...] = ()
 
     def cuts_of(self, label: str) -> tuple[float, ...]:
         """Level cuts of one field."""
@@ -666,6 +669,14 @@ class MatchModel:
                 f"{owner} got a learned model whose 'swaps' is not a list of pairs "
                 f"of two of its fields ({', '.join(sorted(m))}). Got {swaps!r}."
             )
+        nicknames = learned.get("nicknames", [])
+        if not isinstance(nicknames, (list, tuple)) or not all(
+            isinstance(label, str) and label in m for label in nicknames
+        ):
+            raise ConfigError(
+                f"{owner} got a learned model whose 'nicknames' is not a list of its "
+                f"fields ({', '.join(sorted(m))}). Got {nicknames!r}."
+            )
         return cls(
             prior=prior,
             m=m,
@@ -676,6 +687,7 @@ class MatchModel:
             alone_prior=None if alone_prior is None else float(alone_prior),
             alone_keys=tuple(alone_keys),
             swaps=tuple((first, second) for first, second in swaps),
+            nicknames=tuple(nicknames),
             cuts=tuple(float(cut) for cut in cuts),
             field_cuts={
                 label: tuple(float(cut) for cut in given)
@@ -1276,6 +1288,7 @@ class MatchModel:
                 else {}
             ),
             **({"swaps": [list(pair) for pair in self.swaps]} if self.swaps else {}),
+            **({"nicknames": list(self.nicknames)} if self.nicknames else {}),
         }
 
 

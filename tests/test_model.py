@@ -246,14 +246,20 @@ def test_a_saved_model_keeps_its_cuts_and_older_models_still_decide():
         cuts=(0.99, 0.8),
     ).probability({name: decided[f"{name}_score"].to_numpy() for name in columns})
     np.testing.assert_allclose(decided["match_probability"].to_numpy(), expected)
-    # A model saved before swapped fields reads every pair straight: the pairs
-    # this run scored crossed (make_customers swaps names) are read straight.
-    swapped = scored["given_name_surname_swapped"].to_numpy()
-    assert swapped.any() and "given_name_surname_swapped" not in decided
+    # A model saved before swapped fields and familiar forms of names reads
+    # every pair plainly: the pairs this run scored crossed (make_customers
+    # swaps names) or read as familiar forms are read as they are.
+    read = (
+        scored["given_name_surname_swapped"].to_numpy()
+        | scored["given_name_nickname"].to_numpy()
+    )
+    assert read.any()
+    assert "given_name_surname_swapped" not in decided
+    assert "given_name_nickname" not in decided
     for name in columns:
         straight = decided[f"{name}_score"].to_numpy()
         np.testing.assert_array_equal(
-            straight[~swapped], scored[f"{name}_score"].to_numpy()[~swapped]
+            straight[~read], scored[f"{name}_score"].to_numpy()[~read]
         )
     assert decided.attrs["lsh_frame"]["model"]["cuts"] == [0.99, 0.8]
 

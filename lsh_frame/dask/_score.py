@@ -20,7 +20,7 @@ import numpy.typing as npt
 import pandas as pd
 from dask import delayed
 
-from lsh_frame import _progress, _swaps
+from lsh_frame import _nicknames, _progress, _swaps
 from lsh_frame._tfidf import DocumentFrequencies
 from lsh_frame._validation import check_columns
 from lsh_frame.blocking import Field, _as_fields
@@ -34,6 +34,7 @@ from lsh_frame.compare import (
     _check_pairs,
     _positions,
     alone_table,
+    check_nicknames,
     check_swaps,
     comparison_step,
     decide,
@@ -46,6 +47,7 @@ from lsh_frame.compare import (
     learning_view,
     learns_from_assignment,
     link_shape,
+    name_fields,
     no_entities,
     plan_score,
     provisional_matches,
@@ -54,6 +56,7 @@ from lsh_frame.compare import (
     warn_fallback,
     weak_keys,
     with_alone_prior,
+    with_name_checks,
     with_swap_checks,
     without,
     without_straight,
@@ -395,6 +398,38 @@ def _check_swaps(plan: ScorePlan, tables: list[Table], owner: str) -> ScorePlan:
     return with_swap_checks(plan, _swaps.check(_swaps.merge_counts(list(counted))))
 
 
+def _part_names(
+    part: pd.DataFrame, specs: list[Field], owner: str
+) -> list[_nicknames.Counts]:
+    return [
+        _nicknames.count_names(
+            _swaps.field_values(part, spec, owner), spec.shingle_config
+        )
+        for spec in specs
+    ]
+
+
+def _check_nicknames(plan: ScorePlan, tables: list[Table], owner: str) -> ScorePlan:
+    """Return the plan with its fields of given names, from every partition's counts."""
+    specs = name_fields(plan)
+    if plan.given_model is not None or not specs:
+        return check_nicknames(plan, [], owner)
+    counted = compute(
+        *[
+            delayed(_part_names)(part, specs, owner)
+            for table in tables
+            for part in table.parts
+        ]
+    )
+    return with_name_checks(
+        plan,
+        [
+            _nicknames.check(spec.label, [part[number] for part in counted])
+            for number, spec in enumerate(specs)
+        ],
+    )
+
+
 def score_parts(
     tables: list[Table],
     pair_parts: list[Any],
@@ -447,6 +482,7 @@ def score_parts(
         owner=owner,
     )
     plan = _check_swaps(_count_documents(plan, tables, owner), tables, owner)
+    plan = _check_nicknames(plan, tables, owner)
     # Document frequencies can be large: send them to each worker once.
     task_plan = shared(plan) if plan.frequencies else plan
     left = tables[0]

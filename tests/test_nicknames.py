@@ -1,0 +1,166 @@
+"""Familiar forms of given names (``ned`` and ``edward``) read as nearly agreeing."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import lsh_frame as lf
+from lsh_frame import _nicknames, compare
+from lsh_frame.config import ShingleConfig
+from lsh_frame.errors import ConfigError
+
+COLUMNS = ["given_name", "surname", "date_of_birth", "email"]
+NAMES = sorted({name for group in _nicknames.GROUPS for name in group})
+
+
+def same_group(one: str, other: str) -> bool:
+    return one != other and any(
+        one in group and other in group for group in _nicknames.GROUPS
+    )
+
+
+@pytest.fixture(scope="module")
+def customers() -> pd.DataFrame:
+    # make_customers writes some duplicates' given names in a familiar form.
+    return lf.datasets.make_customers(1_500, seed=5)
+
+
+@pytest.fixture(scope="module")
+def scored(customers: pd.DataFrame) -> pd.DataFrame:
+    return lf.pairs(customers, COLUMNS)
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([*NAMES, "zed", "qwerty"]),
+            st.sampled_from([*NAMES, "zed", "qwerty"]),
+        ),
+        min_size=1,
+        max_size=40,
+    )
+)
+def test_equivalent_names_match_a_python_reference(pairs):
+    values = sorted({name for pair in pairs for name in pair})
+    dictionary = pa.array(values, pa.large_string())
+    code = {name: number for number, name in enumerate(values)}
+    distinct = sorted({tuple(sorted((code[a], code[b]))) for a, b in pairs if a != b})
+    if not distinct:
+        return
+    low = np.array([a for a, _ in distinct], dtype=np.int64)
+    high = np.array([b for _, b in distinct], dtype=np.int64)
+    got = _nicknames.equivalent(dictionary, low, high, ShingleConfig())
+    want = [same_group(values[a], values[b]) for a, b in distinct]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_a_column_of_codes_with_one_familiar_form_holds_no_given_names():
+    config = ShingleConfig()
+    states = pa.array(["vic", "nsw", "qld", "vic", None, "wa"] * 50, pa.large_string())
+    check = _nicknames.check("state", [_nicknames.count_names(states, config)])
+    assert check.known >= _nicknames.NAME_SHARE * check.present  # a third are "vic"
+    assert check.names == 1 and not check.given_names
+    names = pa.array(NAMES[:40] + ["smith", None] * 5, pa.large_string())
+    parts = [names[:20], names[20:]]
+    whole = _nicknames.check("given", [_nicknames.count_names(names, config)])
+    assert whole == _nicknames.check(
+        "given", [_nicknames.count_names(part, config) for part in parts]
+    )
+    assert (whole.known, whole.present, whole.names) == (40, 45, 40)
+    assert whole.given_names
+
+
+def without_nicknames(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(compare, "check_nicknames", lambda plan, tables, owner: plan)
+
+
+def test_familiar_forms_are_read_as_nearly_agreeing(
+    customers: pd.DataFrame, scored: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checks = {check["field"]: check for check in scored.attrs["lsh_frame"]["nicknames"]}
+    assert checks["given_name"]["given_names"]
+    assert not checks["surname"]["given_names"] and not checks["email"]["given_names"]
+    familiar = scored["given_name_nickname"].to_numpy()
+    assert familiar.any()
+    without_nicknames(monkeypatch)
+    plain = lf.pairs(customers, COLUMNS)
+    left = customers.loc[scored["left"], "given_name"].str.lower().to_numpy()
+    right = customers.loc[scored["right"], "given_name"].str.lower().to_numpy()
+    reference = np.array(
+        [
+            isinstance(a, str) and isinstance(b, str) and same_group(a, b)
+            for a, b in zip(left, right, strict=True)
+        ]
+    )
+    straight = plain["given_name_score"].to_numpy()
+    swapped = scored["given_name_surname_swapped"].to_numpy()
+    # Read so exactly when the two are one name's forms scoring below 0.9.
+    np.testing.assert_array_equal(
+        familiar, reference & (np.nan_to_num(straight) < 0.9) & ~swapped
+    )
+    np.testing.assert_array_equal(scored["given_name_score"][familiar], 0.9)
+    # The model learns as without them; only the pairs read so change, and
+    # any match they gain is a duplicate.
+    learned = dict(scored.attrs["lsh_frame"]["model"])
+    assert learned.pop("nicknames") == ["given_name"]
+    assert learned == plain.attrs["lsh_frame"]["model"]
+    moved = scored["match_probability"].to_numpy() != plain["match_probability"]
+    assert moved.any() and familiar[moved].all()
+    gained = scored["match"].to_numpy() & ~plain["match"].to_numpy()
+    entity = customers["entity_id"]
+    same = (
+        entity.loc[scored["left"]].to_numpy() == entity.loc[scored["right"]].to_numpy()
+    )
+    assert same[gained].all()
+
+
+def test_a_saved_model_keeps_its_fields_of_given_names(
+    customers: pd.DataFrame, scored: pd.DataFrame, tmp_path
+) -> None:
+    learned = scored.attrs["lsh_frame"]["model"]
+    model = compare.MatchModel.from_dict(learned)
+    assert model.nicknames == ("given_name",)
+    assert compare.MatchModel.from_dict(model.to_dict()).nicknames == ("given_name",)
+    again = lf.pairs(customers, COLUMNS, min_score=learned)
+    for column in ("given_name_nickname", "match_probability", "match"):
+        pd.testing.assert_series_equal(again[column], scored[column])
+    with pytest.raises(ConfigError, match="nicknames"):
+        compare.MatchModel.from_dict({**learned, "nicknames": ["nickname"]})
+    fields = [lf.Field("given_name", compare="jaccard"), "surname", "date_of_birth"]
+    with pytest.raises(ConfigError, match="familiar forms"):
+        lf.pairs(
+            customers,
+            [*fields, "email"],
+            min_score={**learned, "swaps": []},
+        )
+    # A saved index reads new records' familiar forms with the table's fields.
+    saved = customers[COLUMNS].iloc[:1_400]
+    first = {group[0]: group for group in _nicknames.GROUPS}
+    complete = saved.dropna()
+    row = complete[complete["given_name"].str.lower().isin(first)].iloc[0]
+    forms = first[row["given_name"].lower()]
+    new = pd.DataFrame([row], index=["new"]).assign(given_name=forms[1].title())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        index = lf.Index.build(saved, COLUMNS)
+    found = index.query(new, k=5)
+    pair = found[found["left"] == row.name]
+    assert pair["given_name_nickname"].all() and pair["match"].all()
+    index.save(tmp_path / "ix")
+    pd.testing.assert_frame_equal(lf.Index.load(tmp_path / "ix").query(new, k=5), found)
+
+
+def test_explain_says_two_names_are_familiar_forms(
+    customers: pd.DataFrame, scored: pd.DataFrame
+) -> None:
+    row = scored[scored["given_name_nickname"]].iloc[0]
+    explanation = lf.explain(customers, row, COLUMNS)
+    by_field = {item.field: item for item in explanation.fields}
+    assert by_field["given_name"].nickname and not by_field["surname"].nickname
+    assert "familiar forms of one given name" in str(explanation)
