@@ -316,16 +316,23 @@ def equivalent(
     high: npt.NDArray[np.int64],
     config: ShingleConfig,
 ) -> npt.NDArray[np.bool_]:
-    """Whether each pair of dictionary codes holds two names of one group."""
+    """Whether each pair of dictionary codes holds two names of one group.
+
+    The dictionary may hold one text under several codes (raw values that
+    normalise alike keep their own): texts, not codes, are compared.
+    """
     first, second, _ = _pairs(config)
+    texts = pc.fill_null(dictionary, "").dictionary_encode()
+    text_of = texts.indices.to_numpy().astype(np.int64)
     one, other = (
-        pc.fill_null(pc.index_in(names, value_set=dictionary), -1)
+        pc.fill_null(pc.index_in(names, value_set=texts.dictionary), -1)
         .to_numpy()
         .astype(np.int64)
         for names in (first, second)
     )
     found = (one >= 0) & (other >= 0)
     one, other = one[found], other[found]
-    size = np.int64(max(len(dictionary), 1))
+    size = np.int64(max(len(texts.dictionary), 1))
     keys = np.minimum(one, other) * size + np.maximum(one, other)
-    return np.isin(low * size + high, keys)
+    a, b = text_of[low], text_of[high]
+    return np.isin(np.minimum(a, b) * size + np.maximum(a, b), keys)

@@ -164,3 +164,34 @@ def test_explain_says_two_names_are_familiar_forms(
     by_field = {item.field: item for item in explanation.fields}
     assert by_field["given_name"].nickname and not by_field["surname"].nickname
     assert "familiar forms of one given name" in str(explanation)
+
+
+def test_one_text_under_several_codes_is_read_by_its_text():
+    # Raw values that normalise alike keep their own codes in a field's
+    # dictionary ("William", "WILLIAM"): each must be read as "william".
+    dictionary = pa.array(
+        ["william", "bill", "william", "ann", "bill"], pa.large_string()
+    )
+    low = np.array([0, 1, 1, 2, 0, 3, 0], dtype=np.int64)
+    high = np.array([1, 2, 3, 4, 2, 4, 3], dtype=np.int64)
+    got = _nicknames.equivalent(dictionary, low, high, ShingleConfig())
+    np.testing.assert_array_equal(got, [True, True, False, True, False, False, False])
+
+
+def test_dask_reads_the_same_familiar_forms(customers: pd.DataFrame) -> None:
+    dask = pytest.importorskip("dask")
+    import dask.dataframe as dd
+
+    import lsh_frame.dask  # noqa: F401  (registers ddf.lsh)
+
+    # The same names written in several cases, so that partitions' dictionaries
+    # meet one text under codes in another order than the whole table's.
+    varied = customers.copy()
+    varied.loc[varied.index[::3], "given_name"] = varied["given_name"].str.upper()
+    with dask.config.set(scheduler="synchronous"):
+        ddf = dd.from_pandas(varied, npartitions=4, sort=False)
+        frame = ddf.compute()
+        got = ddf.lsh.pairs(COLUMNS).compute()
+    want = lf.pairs(frame, COLUMNS)
+    assert want["given_name_nickname"].any()
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
