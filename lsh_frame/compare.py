@@ -993,12 +993,40 @@ def count_documents(
     )
 
 
-def check_swaps(plan: ScorePlan, tables: list[pd.DataFrame], owner: str) -> ScorePlan:
+def check_tables(plan: ScorePlan, tables: list[pd.DataFrame], owner: str) -> ScorePlan:
+    """Return the plan with its swapped fields and its fields of given names.
+
+    Both are statistics of every record of the tables (or a given model's);
+    each fuzzy field's values are normalised once for both.
+    """
+    values = (
+        None
+        if plan.given_model is not None
+        else [
+            {
+                spec.label: _swaps.field_values(table, spec, owner)
+                for spec in name_fields(plan)
+            }
+            for table in tables
+        ]
+    )
+    plan = check_swaps(plan, tables, owner, values=values)
+    return check_nicknames(plan, tables, owner, values=values)
+
+
+def check_swaps(
+    plan: ScorePlan,
+    tables: list[pd.DataFrame],
+    owner: str,
+    *,
+    values: list[dict[str, pa.Array]] | None = None,
+) -> ScorePlan:
     """Return the plan with the pairs of fields whose values trade places.
 
-    A given model brings its own (it was learned on pairs scored with them);
+    A given model brings its own (the decision of its pairs read them);
     otherwise every record of every table counts (see :mod:`lsh_frame._swaps`),
-    whichever pairs are scored.
+    whichever pairs are scored. ``values``: each table's normalised values of
+    the fuzzy fields, when already read.
     """
     given = plan.given_model
     pairs = _swaps.field_pairs(plan.specs, plan.comparisons, tuple(SCORERS))
@@ -1015,8 +1043,17 @@ def check_swaps(plan: ScorePlan, tables: list[pd.DataFrame], owner: str) -> Scor
         return replace(plan, swaps=given.swaps)
     if not pairs:
         return plan
-    values = [_swaps.normalised(table, pairs, owner) for table in tables]
-    pairs = _swaps.sharing(pairs, [_swaps.vocabularies(part) for part in values])
+    if values is None:
+        values = [_swaps.normalised(table, pairs, owner) for table in tables]
+    pairs = _swaps.sharing(
+        pairs,
+        [
+            _swaps.vocabularies(
+                {spec.label: part[spec.label] for pair in pairs for spec in pair}
+            )
+            for part in values
+        ],
+    )
     counts = _swaps.merge_counts([_swaps.count_values(part, pairs) for part in values])
     return with_swap_checks(plan, _swaps.check(counts))
 
@@ -1055,12 +1092,17 @@ def name_fields(plan: ScorePlan) -> list[Field]:
 
 
 def check_nicknames(
-    plan: ScorePlan, tables: list[pd.DataFrame], owner: str
+    plan: ScorePlan,
+    tables: list[pd.DataFrame],
+    owner: str,
+    *,
+    values: list[dict[str, pa.Array]] | None = None,
 ) -> ScorePlan:
     """Return the plan with the fields that hold given names.
 
     A given model brings its own; otherwise every record of every table counts
-    (see :mod:`lsh_frame._nicknames`), whichever pairs are scored.
+    (see :mod:`lsh_frame._nicknames`), whichever pairs are scored. ``values``:
+    each table's normalised values of the fuzzy fields, when already read.
     """
     given = plan.given_model
     specs = name_fields(plan)
@@ -1080,9 +1122,12 @@ def check_nicknames(
             spec.label,
             [
                 _nicknames.count_names(
-                    _swaps.field_values(table, spec, owner), spec.shingle_config
+                    _swaps.field_values(table, spec, owner)
+                    if values is None
+                    else values[number][spec.label],
+                    spec.shingle_config,
                 )
-                for table in tables
+                for number, table in enumerate(tables)
             ],
         )
         for spec in specs
@@ -1863,8 +1908,7 @@ def _score(
         seed=seed,
         owner=owner,
     )
-    plan = check_swaps(count_documents(plan, tables, owner), tables, owner)
-    plan = check_nicknames(plan, tables, owner)
+    plan = check_tables(count_documents(plan, tables, owner), tables, owner)
     right_frame = frame if other is None else other
     left_positions = _positions(pairs["left"], frame.index, "left", owner)
     right_positions = _positions(pairs["right"], right_frame.index, "right", owner)

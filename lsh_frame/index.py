@@ -59,8 +59,7 @@ from lsh_frame.blocking import (
 from lsh_frame.compare import (
     MatchModel,
     ScorePlan,
-    check_nicknames,
-    check_swaps,
+    check_tables,
     comparison_rows,
     count_documents,
     decide,
@@ -490,8 +489,7 @@ class Index:
                 owner=owner,
             )
             plan = dataclasses.replace(plan, link=True)
-            plan = check_swaps(count_documents(plan, [frame], owner), [frame], owner)
-            plan = check_nicknames(plan, [frame], owner)
+            plan = check_tables(count_documents(plan, [frame], owner), [frame], owner)
             vocabulary, tokens, norms = None, None, None
             neighbours = _neighbours_key(keys)
             if neighbours is not None:

@@ -77,7 +77,7 @@ def test_a_column_of_codes_with_one_familiar_form_holds_no_given_names():
 
 
 def without_nicknames(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(compare, "check_nicknames", lambda plan, tables, owner: plan)
+    monkeypatch.setattr(compare, "check_nicknames", lambda plan, *_, **__: plan)
 
 
 def test_familiar_forms_are_read_as_nearly_agreeing(
