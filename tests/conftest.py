@@ -1,7 +1,11 @@
 import sys
 from pathlib import Path
 
+import pandas as pd
+import pytest
 from hypothesis import HealthCheck, settings
+
+import lsh_frame as lf
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -13,3 +17,19 @@ settings.register_profile(
 )
 settings.register_profile("ci", max_examples=60, deadline=None)
 settings.load_profile("default")
+
+
+#: The fields the tests of swapped names and familiar forms score.
+PEOPLE_FIELDS = ["given_name", "surname", "date_of_birth", "email"]
+
+
+@pytest.fixture(scope="session")
+def people_1500() -> pd.DataFrame:
+    """make_customers with swapped names and familiar forms of given names."""
+    return lf.datasets.make_customers(1_500, seed=5)
+
+
+@pytest.fixture(scope="session")
+def people_1500_pairs(people_1500: pd.DataFrame) -> pd.DataFrame:
+    """The default ``pairs`` of ``people_1500`` on ``PEOPLE_FIELDS``."""
+    return lf.pairs(people_1500, PEOPLE_FIELDS)

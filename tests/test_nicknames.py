@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
+from conftest import PEOPLE_FIELDS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,7 +15,7 @@ from lsh_frame import _nicknames, compare
 from lsh_frame.config import ShingleConfig
 from lsh_frame.errors import ConfigError
 
-COLUMNS = ["given_name", "surname", "date_of_birth", "email"]
+COLUMNS = PEOPLE_FIELDS
 NAMES = sorted({name for group in _nicknames.GROUPS for name in group})
 
 
@@ -22,17 +23,6 @@ def same_group(one: str, other: str) -> bool:
     return one != other and any(
         one in group and other in group for group in _nicknames.GROUPS
     )
-
-
-@pytest.fixture(scope="module")
-def customers() -> pd.DataFrame:
-    # make_customers writes some duplicates' given names in a familiar form.
-    return lf.datasets.make_customers(1_500, seed=5)
-
-
-@pytest.fixture(scope="module")
-def scored(customers: pd.DataFrame) -> pd.DataFrame:
-    return lf.pairs(customers, COLUMNS)
 
 
 @settings(max_examples=50, deadline=None)
@@ -81,17 +71,26 @@ def without_nicknames(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_familiar_forms_are_read_as_nearly_agreeing(
-    customers: pd.DataFrame, scored: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
+    people_1500: pd.DataFrame,
+    people_1500_pairs: pd.DataFrame,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    checks = {check["field"]: check for check in scored.attrs["lsh_frame"]["nicknames"]}
+    checks = {
+        check["field"]: check
+        for check in people_1500_pairs.attrs["lsh_frame"]["nicknames"]
+    }
     assert checks["given_name"]["given_names"]
     assert not checks["surname"]["given_names"] and not checks["email"]["given_names"]
-    familiar = scored["given_name_nickname"].to_numpy()
+    familiar = people_1500_pairs["given_name_nickname"].to_numpy()
     assert familiar.any()
     without_nicknames(monkeypatch)
-    plain = lf.pairs(customers, COLUMNS)
-    left = customers.loc[scored["left"], "given_name"].str.lower().to_numpy()
-    right = customers.loc[scored["right"], "given_name"].str.lower().to_numpy()
+    plain = lf.pairs(people_1500, COLUMNS)
+    left = (
+        people_1500.loc[people_1500_pairs["left"], "given_name"].str.lower().to_numpy()
+    )
+    right = (
+        people_1500.loc[people_1500_pairs["right"], "given_name"].str.lower().to_numpy()
+    )
     reference = np.array(
         [
             isinstance(a, str) and isinstance(b, str) and same_group(a, b)
@@ -99,48 +98,51 @@ def test_familiar_forms_are_read_as_nearly_agreeing(
         ]
     )
     straight = plain["given_name_score"].to_numpy()
-    swapped = scored["given_name_surname_swapped"].to_numpy()
+    swapped = people_1500_pairs["given_name_surname_swapped"].to_numpy()
     # Read so exactly when the two are one name's forms scoring below 0.9.
     np.testing.assert_array_equal(
         familiar, reference & (np.nan_to_num(straight) < 0.9) & ~swapped
     )
-    np.testing.assert_array_equal(scored["given_name_score"][familiar], 0.9)
+    np.testing.assert_array_equal(people_1500_pairs["given_name_score"][familiar], 0.9)
     # The model learns as without them; only the pairs read so change, and
     # any match they gain is a duplicate.
-    learned = dict(scored.attrs["lsh_frame"]["model"])
+    learned = dict(people_1500_pairs.attrs["lsh_frame"]["model"])
     assert learned.pop("nicknames") == ["given_name"]
     assert learned == plain.attrs["lsh_frame"]["model"]
-    moved = scored["match_probability"].to_numpy() != plain["match_probability"]
+    moved = (
+        people_1500_pairs["match_probability"].to_numpy() != plain["match_probability"]
+    )
     assert moved.any() and familiar[moved].all()
-    gained = scored["match"].to_numpy() & ~plain["match"].to_numpy()
-    entity = customers["entity_id"]
+    gained = people_1500_pairs["match"].to_numpy() & ~plain["match"].to_numpy()
+    entity = people_1500["entity_id"]
     same = (
-        entity.loc[scored["left"]].to_numpy() == entity.loc[scored["right"]].to_numpy()
+        entity.loc[people_1500_pairs["left"]].to_numpy()
+        == entity.loc[people_1500_pairs["right"]].to_numpy()
     )
     assert same[gained].all()
 
 
 def test_a_saved_model_keeps_its_fields_of_given_names(
-    customers: pd.DataFrame, scored: pd.DataFrame, tmp_path
+    people_1500: pd.DataFrame, people_1500_pairs: pd.DataFrame, tmp_path
 ) -> None:
-    learned = scored.attrs["lsh_frame"]["model"]
+    learned = people_1500_pairs.attrs["lsh_frame"]["model"]
     model = compare.MatchModel.from_dict(learned)
     assert model.nicknames == ("given_name",)
     assert compare.MatchModel.from_dict(model.to_dict()).nicknames == ("given_name",)
-    again = lf.pairs(customers, COLUMNS, min_score=learned)
+    again = lf.pairs(people_1500, COLUMNS, min_score=learned)
     for column in ("given_name_nickname", "match_probability", "match"):
-        pd.testing.assert_series_equal(again[column], scored[column])
+        pd.testing.assert_series_equal(again[column], people_1500_pairs[column])
     with pytest.raises(ConfigError, match="nicknames"):
         compare.MatchModel.from_dict({**learned, "nicknames": ["nickname"]})
     fields = [lf.Field("given_name", compare="jaccard"), "surname", "date_of_birth"]
     with pytest.raises(ConfigError, match="familiar forms"):
         lf.pairs(
-            customers,
+            people_1500,
             [*fields, "email"],
             min_score={**learned, "swaps": []},
         )
     # A saved index reads new records' familiar forms with the table's fields.
-    saved = customers[COLUMNS].iloc[:1_400]
+    saved = people_1500[COLUMNS].iloc[:1_400]
     first = {group[0]: group for group in _nicknames.GROUPS}
     complete = saved.dropna()
     row = complete[complete["given_name"].str.lower().isin(first)].iloc[0]
@@ -157,10 +159,10 @@ def test_a_saved_model_keeps_its_fields_of_given_names(
 
 
 def test_explain_says_two_names_are_familiar_forms(
-    customers: pd.DataFrame, scored: pd.DataFrame
+    people_1500: pd.DataFrame, people_1500_pairs: pd.DataFrame
 ) -> None:
-    row = scored[scored["given_name_nickname"]].iloc[0]
-    explanation = lf.explain(customers, row, COLUMNS)
+    row = people_1500_pairs[people_1500_pairs["given_name_nickname"]].iloc[0]
+    explanation = lf.explain(people_1500, row, COLUMNS)
     by_field = {item.field: item for item in explanation.fields}
     assert by_field["given_name"].nickname and not by_field["surname"].nickname
     assert "familiar forms of one given name" in str(explanation)
@@ -176,22 +178,3 @@ def test_one_text_under_several_codes_is_read_by_its_text():
     high = np.array([1, 2, 3, 4, 2, 4, 3], dtype=np.int64)
     got = _nicknames.equivalent(dictionary, low, high, ShingleConfig())
     np.testing.assert_array_equal(got, [True, True, False, True, False, False, False])
-
-
-def test_dask_reads_the_same_familiar_forms(customers: pd.DataFrame) -> None:
-    dask = pytest.importorskip("dask")
-    import dask.dataframe as dd
-
-    import lsh_frame.dask  # noqa: F401  (registers ddf.lsh)
-
-    # The same names written in several cases, so that partitions' dictionaries
-    # meet one text under codes in another order than the whole table's.
-    varied = customers.copy()
-    varied.loc[varied.index[::3], "given_name"] = varied["given_name"].str.upper()
-    with dask.config.set(scheduler="synchronous"):
-        ddf = dd.from_pandas(varied, npartitions=4, sort=False)
-        frame = ddf.compute()
-        got = ddf.lsh.pairs(COLUMNS).compute()
-    want = lf.pairs(frame, COLUMNS)
-    assert want["given_name_nickname"].any()
-    pd.testing.assert_frame_equal(got, want, check_exact=True)

@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import PEOPLE_FIELDS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rapidfuzz import distance
@@ -16,18 +17,7 @@ from lsh_frame import _swaps, compare
 from lsh_frame.errors import ConfigError
 
 NAMES = ["given_name", "surname"]
-COLUMNS = ["given_name", "surname", "date_of_birth", "email"]
-
-
-@pytest.fixture(scope="module")
-def customers() -> pd.DataFrame:
-    # make_customers swaps given name and surname in some duplicates.
-    return lf.datasets.make_customers(1_500, seed=5)
-
-
-@pytest.fixture(scope="module")
-def scored(customers: pd.DataFrame) -> pd.DataFrame:
-    return lf.pairs(customers, COLUMNS)
+COLUMNS = PEOPLE_FIELDS
 
 
 def straight_model(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -108,18 +98,18 @@ def test_counts_match_a_python_reference_and_add_up(rows, cut):
 
 
 def test_swapped_names_are_found_and_scored_crossed(
-    customers: pd.DataFrame, scored: pd.DataFrame
+    people_1500: pd.DataFrame, people_1500_pairs: pd.DataFrame
 ) -> None:
-    checks = scored.attrs["lsh_frame"]["swaps"]
+    checks = people_1500_pairs.attrs["lsh_frame"]["swaps"]
     names = [check for check in checks if check["fields"] == NAMES]
     assert names and names[0]["swapped"] and names[0]["scored_crossed"]
     assert names[0]["crossed_rows"] >= _swaps.SWAP_RATIO * names[0]["repeated_rows"]
     # No other pair of fields trades places in these records.
     assert not any(check["swapped"] for check in checks if check["fields"] != NAMES)
-    swapped = scored["given_name_surname_swapped"].to_numpy()
+    swapped = people_1500_pairs["given_name_surname_swapped"].to_numpy()
     assert swapped.any()
-    left = customers.loc[scored["left"]]
-    right = customers.loc[scored["right"]]
+    left = people_1500.loc[people_1500_pairs["left"]]
+    right = people_1500.loc[people_1500_pairs["right"]]
     straight = {label: similarity(left[label], right[label]) for label in NAMES}
     crossed = {
         "given_name": similarity(left["given_name"], right["surname"]),
@@ -127,17 +117,19 @@ def test_swapped_names_are_found_and_scored_crossed(
     }
     # Given names that are familiar forms of one name are read as nearly
     # agreeing (tests/test_nicknames.py); every other pair as computed here.
-    familiar = scored["given_name_nickname"].to_numpy()
+    familiar = people_1500_pairs["given_name_nickname"].to_numpy()
     for label in NAMES:
         want = np.where(swapped, crossed[label], straight[label])
         if label == "given_name":
             want = np.where(familiar, 0.9, want)
-        np.testing.assert_allclose(scored[f"{label}_score"], want, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(
+            people_1500_pairs[f"{label}_score"], want, rtol=0, atol=1e-12
+        )
         # A swapped pair's crossed scores agree and beat the straight ones.
         assert (crossed[label][swapped] >= 0.8).all()
         assert (crossed[label][swapped] > np.nan_to_num(straight[label][swapped])).all()
     # Every pair whose crossed scores both agree and beat the straight ones is read so.
-    better = np.ones(len(scored), dtype=bool)
+    better = np.ones(len(people_1500_pairs), dtype=bool)
     for label in NAMES:
         better &= (crossed[label] >= 0.8) & (
             crossed[label] > np.nan_to_num(straight[label])
@@ -146,21 +138,26 @@ def test_swapped_names_are_found_and_scored_crossed(
 
 
 def test_the_model_learns_as_without_swaps_and_decides_crossed(
-    customers: pd.DataFrame, scored: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
+    people_1500: pd.DataFrame,
+    people_1500_pairs: pd.DataFrame,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     straight_model(monkeypatch)
-    before = lf.pairs(customers, COLUMNS)
-    learned = dict(scored.attrs["lsh_frame"]["model"])
+    before = lf.pairs(people_1500, COLUMNS)
+    learned = dict(people_1500_pairs.attrs["lsh_frame"]["model"])
     assert learned.pop("swaps") == [NAMES]
     assert learned == before.attrs["lsh_frame"]["model"]
-    truth = customers["entity_id"]
-    same = truth.loc[scored["left"]].to_numpy() == truth.loc[scored["right"]].to_numpy()
-    gained = scored["match"].to_numpy() & ~before["match"].to_numpy()
+    truth = people_1500["entity_id"]
+    same = (
+        truth.loc[people_1500_pairs["left"]].to_numpy()
+        == truth.loc[people_1500_pairs["right"]].to_numpy()
+    )
+    gained = people_1500_pairs["match"].to_numpy() & ~before["match"].to_numpy()
     assert gained.any()
-    assert scored["given_name_surname_swapped"].to_numpy()[gained].all()
+    assert people_1500_pairs["given_name_surname_swapped"].to_numpy()[gained].all()
     # The pairs read crossed that became matches are duplicates.
     assert same[gained].mean() >= 0.9
-    after = lf.evaluate(scored, truth)
+    after = lf.evaluate(people_1500_pairs, truth)
     assert after.recall > lf.evaluate(before, truth).recall
     assert after.precision >= lf.evaluate(before, truth).precision - 0.002
 
@@ -202,14 +199,17 @@ def test_fields_that_do_not_trade_places_are_left_alone(
 
 
 def test_parts_of_the_pairs_score_as_all_of_them(
-    customers: pd.DataFrame, scored: pd.DataFrame
+    people_1500: pd.DataFrame, people_1500_pairs: pd.DataFrame
 ) -> None:
-    swapped = scored.index[scored["given_name_surname_swapped"]]
-    part = scored.loc[
-        swapped[:5].union(scored.index[:40]), ["left", "right", "found_by"]
+    swapped = people_1500_pairs.index[people_1500_pairs["given_name_surname_swapped"]]
+    part = people_1500_pairs.loc[
+        swapped[:5].union(people_1500_pairs.index[:40]), ["left", "right", "found_by"]
     ]
     got = lf.score(
-        customers, part, COLUMNS, min_score=scored.attrs["lsh_frame"]["model"]
+        people_1500,
+        part,
+        COLUMNS,
+        min_score=people_1500_pairs.attrs["lsh_frame"]["model"],
     )
     columns = [f"{label}_score" for label in COLUMNS] + [
         "score",
@@ -217,24 +217,26 @@ def test_parts_of_the_pairs_score_as_all_of_them(
         "match_probability",
         "match",
     ]
-    pd.testing.assert_frame_equal(got[columns], scored.loc[part.index, columns])
+    pd.testing.assert_frame_equal(
+        got[columns], people_1500_pairs.loc[part.index, columns]
+    )
 
 
 def test_a_saved_model_keeps_its_swaps(
-    customers: pd.DataFrame, scored: pd.DataFrame
+    people_1500: pd.DataFrame, people_1500_pairs: pd.DataFrame
 ) -> None:
-    learned = scored.attrs["lsh_frame"]["model"]
+    learned = people_1500_pairs.attrs["lsh_frame"]["model"]
     model = lf.compare.MatchModel.from_dict(learned)
     assert model.swaps == (("given_name", "surname"),)
     assert lf.compare.MatchModel.from_dict(model.to_dict()).swaps == model.swaps
-    again = lf.pairs(customers, COLUMNS, min_score=learned)
+    again = lf.pairs(people_1500, COLUMNS, min_score=learned)
     for column in ("given_name_surname_swapped", "match_probability", "match"):
-        pd.testing.assert_series_equal(again[column], scored[column])
+        pd.testing.assert_series_equal(again[column], people_1500_pairs[column])
     assert again.attrs["lsh_frame"]["swaps"] == [
         {"fields": NAMES, "swapped": True, "scored_crossed": True, "from": "model"}
     ]
     # A batch too small to show the swap still scores with the model's.
-    batch = customers.iloc[:60]
+    batch = people_1500.iloc[:60]
     small = lf.pairs(batch, COLUMNS, min_score=learned)
     assert "given_name_surname_swapped" in small
 
@@ -243,16 +245,18 @@ def test_a_saved_model_keeps_its_swaps(
     "swaps",
     [[["given_name", "nickname"]], [["surname", "surname"]], ["given_name"], "x"],
 )
-def test_a_model_with_wrong_swaps_is_refused(scored: pd.DataFrame, swaps) -> None:
-    learned = {**scored.attrs["lsh_frame"]["model"], "swaps": swaps}
+def test_a_model_with_wrong_swaps_is_refused(
+    people_1500_pairs: pd.DataFrame, swaps
+) -> None:
+    learned = {**people_1500_pairs.attrs["lsh_frame"]["model"], "swaps": swaps}
     with pytest.raises(ConfigError, match="swaps"):
         lf.compare.MatchModel.from_dict(learned)
 
 
 def test_a_model_whose_swapped_fields_compare_otherwise_is_refused(
-    customers: pd.DataFrame, scored: pd.DataFrame
+    people_1500: pd.DataFrame, people_1500_pairs: pd.DataFrame
 ) -> None:
-    learned = scored.attrs["lsh_frame"]["model"]
+    learned = people_1500_pairs.attrs["lsh_frame"]["model"]
     fields = [
         lf.Field("given_name", compare="jaro_winkler"),
         "surname",
@@ -260,42 +264,49 @@ def test_a_model_whose_swapped_fields_compare_otherwise_is_refused(
         "email",
     ]
     with pytest.raises(ConfigError, match="crossed"):
-        lf.pairs(customers, fields, min_score=learned)
+        lf.pairs(people_1500, fields, min_score=learned)
 
 
 def test_explain_says_a_pair_was_scored_crossed(
-    customers: pd.DataFrame, scored: pd.DataFrame
+    people_1500: pd.DataFrame, people_1500_pairs: pd.DataFrame
 ) -> None:
-    row = scored[scored["given_name_surname_swapped"]].iloc[0]
-    explanation = lf.explain(customers, row, COLUMNS)
+    row = people_1500_pairs[people_1500_pairs["given_name_surname_swapped"]].iloc[0]
+    explanation = lf.explain(people_1500, row, COLUMNS)
     by_field = {item.field: item for item in explanation.fields}
     assert by_field["given_name"].crossed == "surname"
     assert by_field["surname"].crossed == "given_name"
     assert by_field["email"].crossed is None
     assert by_field["given_name"].score == pytest.approx(row["given_name_score"])
     assert "scored crossed" in str(explanation)
-    plain = scored[~scored["given_name_surname_swapped"]].iloc[0]
-    assert "scored crossed" not in str(lf.explain(customers, plain, COLUMNS))
+    plain = people_1500_pairs[~people_1500_pairs["given_name_surname_swapped"]].iloc[0]
+    assert "scored crossed" not in str(lf.explain(people_1500, plain, COLUMNS))
 
 
-def test_dask_finds_and_scores_the_same_swaps(customers: pd.DataFrame) -> None:
+def test_dask_finds_the_same_swaps_and_familiar_forms(
+    people_1500: pd.DataFrame,
+) -> None:
     dask = pytest.importorskip("dask")
     import dask.dataframe as dd
 
     import lsh_frame.dask  # noqa: F401  (registers ddf.lsh)
 
+    # The same names written in several cases, so that partitions' dictionaries
+    # meet one text under codes in another order than the whole table's.
+    varied = people_1500.copy()
+    varied.loc[varied.index[::3], "given_name"] = varied["given_name"].str.upper()
     with dask.config.set(scheduler="synchronous"):
-        ddf = dd.from_pandas(customers, npartitions=3, sort=False)
+        ddf = dd.from_pandas(varied, npartitions=4, sort=False)
         frame = ddf.compute()
         got = ddf.lsh.pairs(COLUMNS).compute()
     want = lf.pairs(frame, COLUMNS)
     assert want["given_name_surname_swapped"].any()
+    assert want["given_name_nickname"].any()
     pd.testing.assert_frame_equal(got, want, check_exact=True)
     assert got.attrs == want.attrs
 
 
-def test_a_saved_index_scores_new_records_crossed(customers, tmp_path) -> None:
-    saved = customers[COLUMNS].iloc[:1_400]
+def test_a_saved_index_scores_new_records_crossed(people_1500, tmp_path) -> None:
+    saved = people_1500[COLUMNS].iloc[:1_400]
     # New records: saved ones written with given name and surname swapped.
     chosen = saved.dropna(subset=COLUMNS).iloc[:40:4]
     new = chosen.rename(columns={"given_name": "surname", "surname": "given_name"})
@@ -304,7 +315,7 @@ def test_a_saved_index_scores_new_records_crossed(customers, tmp_path) -> None:
         warnings.simplefilter("ignore")
         index = lf.Index.build(saved, COLUMNS)
     found = index.query(new, k=3)
-    entity = customers["entity_id"]
+    entity = people_1500["entity_id"]
     best = found[found["rank"] == 1].set_index("right")["left"].loc[new.index]
     # The best match is the same person (the original or another of its records).
     assert (entity.loc[best].to_numpy() == entity.loc[chosen.index].to_numpy()).all()

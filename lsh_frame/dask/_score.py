@@ -338,6 +338,17 @@ def _document_counts(
     }
 
 
+def _over_parts(tables: list[Table], function: Any, *arguments: Any) -> tuple[Any, ...]:
+    """``function(part, *arguments)`` of every partition of the tables, computed."""
+    return compute(
+        *[
+            delayed(function)(part, *arguments)
+            for table in tables
+            for part in table.parts
+        ]
+    )
+
+
 def _count_documents(plan: ScorePlan, tables: list[Table], owner: str) -> ScorePlan:
     """Return the plan with its ``"tfidf"`` fields' frequencies over all partitions.
 
@@ -347,13 +358,7 @@ def _count_documents(plan: ScorePlan, tables: list[Table], owner: str) -> ScoreP
     specs = plan.tfidf_fields
     if not specs:
         return plan
-    counted = compute(
-        *[
-            delayed(_document_counts)(part, specs, owner)
-            for table in tables
-            for part in table.parts
-        ]
-    )
+    counted = _over_parts(tables, _document_counts, specs, owner)
     return replace(
         plan,
         frequencies={
@@ -385,16 +390,10 @@ def _check_swaps(plan: ScorePlan, tables: list[Table], owner: str) -> ScorePlan:
     pairs = _swaps.field_pairs(plan.specs, plan.comparisons, tuple(SCORERS))
     if plan.given_model is not None or not pairs:
         return check_swaps(plan, [], owner)
-    parts = [part for table in tables for part in table.parts]
     pairs = _swaps.sharing(
-        pairs,
-        list(
-            compute(
-                *[delayed(_part_vocabularies)(part, pairs, owner) for part in parts]
-            )
-        ),
+        pairs, list(_over_parts(tables, _part_vocabularies, pairs, owner))
     )
-    counted = compute(*[delayed(_part_counts)(part, pairs, owner) for part in parts])
+    counted = _over_parts(tables, _part_counts, pairs, owner)
     return with_swap_checks(plan, _swaps.check(_swaps.merge_counts(list(counted))))
 
 
@@ -414,13 +413,7 @@ def _check_nicknames(plan: ScorePlan, tables: list[Table], owner: str) -> ScoreP
     specs = name_fields(plan)
     if plan.given_model is not None or not specs:
         return check_nicknames(plan, [], owner)
-    counted = compute(
-        *[
-            delayed(_part_names)(part, specs, owner)
-            for table in tables
-            for part in table.parts
-        ]
-    )
+    counted = _over_parts(tables, _part_names, specs, owner)
     return with_name_checks(
         plan,
         [
