@@ -237,24 +237,22 @@ GROUPS: tuple[tuple[str, ...], ...] = (
 
 
 @functools.lru_cache(maxsize=8)
-def _pairs(config: ShingleConfig) -> tuple[pa.Array, pa.Array, pa.Array]:
-    """Every unordered pair of different equivalent names, and every name.
+def _table(config: ShingleConfig) -> tuple[pa.Array, npt.NDArray[np.bool_]]:
+    """Return the names, normalised as a field is, and which are one name's forms.
 
-    Normalised as the field is, so they meet its values.
+    ``equal[i, j]``: names ``i`` and ``j`` (positions in the first array) are
+    different and share a group.
     """
-    first, second = [], []
-    for group in GROUPS:
-        names = sorted(set(group))
-        for number, one in enumerate(names):
-            for other in names[number + 1 :]:
-                first.append(one)
-                second.append(other)
     names = sorted({name for group in GROUPS for name in group})
-
-    def normalised(values: list[str]) -> pa.Array:
-        return normalize(pa.array(values, pa.large_string()), config)
-
-    return normalised(first), normalised(second), normalised(names)
+    encoded = normalize(pa.array(names, pa.large_string()), config).dictionary_encode()
+    position = dict(zip(names, encoded.indices.to_pylist(), strict=True))
+    size = len(encoded.dictionary)
+    equal = np.zeros((size, size), dtype=bool)
+    for group in GROUPS:
+        members = sorted({position[name] for name in group})
+        equal[np.ix_(members, members)] = True
+    np.fill_diagonal(equal, False)
+    return encoded.dictionary, equal
 
 
 @dataclass(frozen=True)
@@ -294,7 +292,7 @@ Counts = tuple[int, int, pa.Array]
 def count_names(values: pa.Array, config: ShingleConfig) -> Counts:
     """Known names and present values among a field's normalised values."""
     present = int(pc.sum(pc.is_valid(values)).as_py() or 0)
-    known = pc.is_in(values, value_set=_pairs(config)[2])
+    known = pc.is_in(values, value_set=_table(config)[0])
     rows = int(pc.sum(known).as_py() or 0)
     return rows, present, pc.unique(pc.filter(values, known))
 
@@ -318,21 +316,17 @@ def equivalent(
 ) -> npt.NDArray[np.bool_]:
     """Whether each pair of dictionary codes holds two names of one group.
 
-    The dictionary may hold one text under several codes (raw values that
-    normalise alike keep their own): texts, not codes, are compared.
+    Each entry is looked up by its text, so a dictionary that holds one text
+    under several codes (raw values that normalise alike) reads them alike.
     """
-    first, second, _ = _pairs(config)
-    texts = pc.fill_null(dictionary, "").dictionary_encode()
-    text_of = texts.indices.to_numpy().astype(np.int64)
-    one, other = (
-        pc.fill_null(pc.index_in(names, value_set=texts.dictionary), -1)
+    names, equal = _table(config)
+    at = (
+        pc.fill_null(pc.index_in(dictionary, value_set=names), -1)
         .to_numpy()
         .astype(np.int64)
-        for names in (first, second)
     )
-    found = (one >= 0) & (other >= 0)
-    one, other = one[found], other[found]
-    size = np.int64(max(len(texts.dictionary), 1))
-    keys = np.minimum(one, other) * size + np.maximum(one, other)
-    a, b = text_of[low], text_of[high]
-    return np.isin(np.minimum(a, b) * size + np.maximum(a, b), keys)
+    one, other = at[low], at[high]
+    known = (one >= 0) & (other >= 0)
+    result = np.zeros(low.size, dtype=bool)
+    result[known] = equal[one[known], other[known]]
+    return result

@@ -261,7 +261,9 @@ def _fuzzy(
     first: npt.NDArray[np.int64],
     second: npt.NDArray[np.int64],
     comparison: str,
+    score_cutoff: float | None = None,
 ) -> npt.NDArray[np.float64]:
+    """Scores of pairs of dictionary values (0 below ``score_cutoff``, if given)."""
     scorer, scale = SCORERS[comparison]
     # One Python string per distinct value, shared by every pair that uses it.
     needed = sorted_unique(np.concatenate([first, second]))
@@ -279,6 +281,9 @@ def _fuzzy(
         scorer=scorer,
         workers=fuzzy_workers(first.size),
         dtype=np.float64,
+        # A little below the cutoff: rapidfuzz turns a normalised cutoff into a
+        # distance, and a score exactly at it (0.8 = 1 - 2/10) must stay.
+        score_cutoff=None if score_cutoff is None else (score_cutoff - 1e-6) * scale,
     )
     return np.asarray(result, dtype=np.float64) / scale
 
@@ -1148,6 +1153,7 @@ def _read_nicknames(
     plan: ScorePlan,
     scored: dict[str, dict[str, Any]],
     crossed: dict[str, npt.NDArray[np.bool_]],
+    shared: dict[str, _Encoded],
     left: pd.DataFrame,
     right: pd.DataFrame | None,
     left_positions: npt.NDArray[np.int64],
@@ -1178,7 +1184,10 @@ def _read_nicknames(
             if label in (first, second):
                 below &= ~crossed[f"{first}_{second}_swapped"]
         rows = np.flatnonzero(below)
-        encoded = _encode(spec, left, right, owner)
+        marks[f"{label}_nickname"] = hit = np.zeros(score.size, dtype=bool)
+        if not rows.size:
+            continue
+        encoded = shared.get(label) or _encode(spec, left, right, owner)
         pairs = _ValuePairs.of(
             encoded.left[left_positions[rows]],
             encoded.right[right_positions[rows]],
@@ -1188,45 +1197,41 @@ def _read_nicknames(
         familiar[pairs.differ] = _nicknames.equivalent(
             encoded.dictionary, pairs.low, pairs.high, spec.shingle_config
         )[pairs.inverse]
-        hit = np.zeros(score.size, dtype=bool)
         hit[rows] = familiar
         straight.setdefault(column, score)
         scored[label][column] = np.where(hit, floor, score)
-        marks[f"{label}_nickname"] = hit
     return marks, straight
 
 
-def _crossed_scores(
-    plan: ScorePlan,
-    pair: tuple[str, str],
-    left: pd.DataFrame,
-    right: pd.DataFrame | None,
+def _crossed_score(
+    encoded: dict[str, _Encoded],
+    one: str,
+    other: str,
     left_positions: npt.NDArray[np.int64],
     right_positions: npt.NDArray[np.int64],
-    owner: str,
-) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    """Scores of the first field's values against the second's, both ways."""
-    by_label = {spec.label: spec for spec in plan.specs}
-    first, second = (by_label[label] for label in pair)
-    encoded = _encode_together([first, second], left, right, owner)
-    dictionary = encoded[first.label].dictionary
-    comparison = plan.comparisons[first.label]
-    scores = []
-    for one, other in ((first, second), (second, first)):
-        pairs = _ValuePairs.of(
-            encoded[one.label].left[left_positions],
-            encoded[other.label].right[right_positions],
-            len(dictionary),
-        )
-        scores.append(
-            pairs.spread(1.0, _fuzzy(dictionary, pairs.low, pairs.high, comparison))
-        )
-    return scores[0], scores[1]
+    comparison: str,
+    floor: float,
+) -> npt.NDArray[np.float64]:
+    """Scores of the left ``one`` values against the right ``other`` values.
+
+    Below ``floor`` a score only says "below" (0): it cannot make a pair cross.
+    """
+    dictionary = encoded[one].dictionary
+    pairs = _ValuePairs.of(
+        encoded[one].left[left_positions],
+        encoded[other].right[right_positions],
+        len(dictionary),
+    )
+    return pairs.spread(
+        1.0,
+        _fuzzy(dictionary, pairs.low, pairs.high, comparison, score_cutoff=floor),
+    )
 
 
 def _score_crossed(
     plan: ScorePlan,
     scored: dict[str, dict[str, Any]],
+    shared: dict[str, _Encoded],
     left: pd.DataFrame,
     right: pd.DataFrame | None,
     left_positions: npt.NDArray[np.int64],
@@ -1238,38 +1243,65 @@ def _score_crossed(
     Updates the fields' ``_score`` columns in ``scored`` (by label); returns
     the ``<first>_<second>_swapped`` column of each swapped pair of fields and
     the straight ``_score`` columns they replaced (see :func:`learning_view`).
+    ``shared`` holds fields already encoded in one dictionary, if any.
     """
     marks: dict[str, npt.NDArray[np.bool_]] = {}
     straight_columns: dict[str, npt.NDArray[np.float64]] = {}
     cuts = plan.field_cuts
-    for pair in plan.swaps:
-        straight = tuple(scored[label][f"{label}_score"] for label in pair)
+    by_label = {spec.label: spec for spec in plan.specs}
+    for first, second in plan.swaps:
+        straight = (scored[first][f"{first}_score"], scored[second][f"{second}_score"])
+        floors = (min(cuts[first]), min(cuts[second]))
+        encoded = (
+            shared
+            if first in shared
+            and second in shared
+            and shared[first].dictionary is shared[second].dictionary
+            else _encode_together(
+                [by_label[first], by_label[second]], left, right, owner
+            )
+        )
+        comparison = plan.comparisons[first]
+        crossed = (
+            np.full(left_positions.size, np.nan),
+            np.full(left_positions.size, np.nan),
+        )
         # Crossed scores can only beat straight ones below 1 (a missing one
-        # leaves a crossed score missing too): only those pairs are compared.
+        # leaves a crossed score missing too), and the second way round only
+        # matters where the first already crosses.
         with np.errstate(invalid="ignore"):
-            below_one = np.flatnonzero((straight[0] < 1) & (straight[1] < 1))
-        crossed = tuple(np.full(left_positions.size, np.nan) for _ in pair)
-        found = _crossed_scores(
-            plan,
-            pair,
-            left,
-            right,
-            left_positions[below_one],
-            right_positions[below_one],
-            owner,
-        )
-        for values, part in zip(crossed, found, strict=True):
-            values[below_one] = part
-        better = _swaps.crossed_better(
-            (straight[0], straight[1]),
-            (crossed[0], crossed[1]),
-            (min(cuts[pair[0]]), min(cuts[pair[1]])),
-        )
-        for label, values in zip(pair, crossed, strict=True):
+            rows = np.flatnonzero((straight[0] < 1) & (straight[1] < 1))
+        if rows.size:
+            crossed[0][rows] = _crossed_score(
+                encoded,
+                first,
+                second,
+                left_positions[rows],
+                right_positions[rows],
+                comparison,
+                floors[0],
+            )
+            with np.errstate(invalid="ignore"):
+                rows = rows[
+                    (crossed[0][rows] >= floors[0])
+                    & (crossed[0][rows] > np.nan_to_num(straight[0][rows], nan=0.0))
+                ]
+        if rows.size:
+            crossed[1][rows] = _crossed_score(
+                encoded,
+                second,
+                first,
+                left_positions[rows],
+                right_positions[rows],
+                comparison,
+                floors[1],
+            )
+        better = _swaps.crossed_better(straight, crossed, floors)
+        for label, values in zip((first, second), crossed, strict=True):
             column = f"{label}_score"
             straight_columns.setdefault(column, scored[label][column])
             scored[label][column] = np.where(better, values, scored[label][column])
-        marks[f"{pair[0]}_{pair[1]}_swapped"] = better
+        marks[f"{first}_{second}_swapped"] = better
     return marks, straight_columns
 
 
@@ -1405,10 +1437,18 @@ def score_fields(
 
     by_label = dict(zip([spec.label for spec in specs], scored_fields, strict=True))
     swapped, straight = _score_crossed(
-        plan, by_label, left, right, left_positions, right_positions, owner
+        plan, by_label, shared, left, right, left_positions, right_positions, owner
     )
     familiar, before_names = _read_nicknames(
-        plan, by_label, swapped, left, right, left_positions, right_positions, owner
+        plan,
+        by_label,
+        swapped,
+        shared,
+        left,
+        right,
+        left_positions,
+        right_positions,
+        owner,
     )
     for column, values in before_names.items():
         straight.setdefault(column, values)
