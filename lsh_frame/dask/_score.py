@@ -370,10 +370,25 @@ def _count_documents(plan: ScorePlan, tables: list[Table], owner: str) -> ScoreP
     )
 
 
-def _part_vocabularies(
-    part: pd.DataFrame, pairs: list[tuple[Field, Field]], owner: str
-) -> dict[str, Any]:
-    return _swaps.vocabularies(_swaps.normalised(part, pairs, owner))
+def _part_statistics(
+    part: pd.DataFrame,
+    specs: list[Field],
+    pairs: list[tuple[Field, Field]],
+    owner: str,
+) -> tuple[dict[str, Any], list[_nicknames.Counts]]:
+    """One partition's vocabularies of the swap pairs' fields and name counts.
+
+    Each fuzzy field is normalised once for both.
+    """
+    values = {spec.label: _swaps.field_values(part, spec, owner) for spec in specs}
+    vocabularies = _swaps.vocabularies(
+        {spec.label: values[spec.label] for pair in pairs for spec in pair}
+    )
+    names = [
+        _nicknames.count_names(values[spec.label], spec.shingle_config)
+        for spec in specs
+    ]
+    return vocabularies, names
 
 
 def _part_counts(
@@ -382,45 +397,29 @@ def _part_counts(
     return _swaps.count_values(_swaps.normalised(part, pairs, owner), pairs)
 
 
-def _check_swaps(plan: ScorePlan, tables: list[Table], owner: str) -> ScorePlan:
-    """Return the plan with its swapped fields, from the counts of all partitions.
+def _check_tables(plan: ScorePlan, tables: list[Table], owner: str) -> ScorePlan:
+    """Return the plan with its swapped fields and fields of given names.
 
-    The counts add up, so the partitions decide as the whole tables do in pandas.
+    From the counts of all partitions, which add up, so the partitions decide
+    as the whole tables do in pandas (:func:`lsh_frame.compare.check_tables`).
     """
-    pairs = _swaps.field_pairs(plan.specs, plan.comparisons, tuple(SCORERS))
-    if plan.given_model is not None or not pairs:
-        return check_swaps(plan, [], owner)
-    pairs = _swaps.sharing(
-        pairs, list(_over_parts(tables, _part_vocabularies, pairs, owner))
-    )
-    counted = _over_parts(tables, _part_counts, pairs, owner)
-    return with_swap_checks(plan, _swaps.check(_swaps.merge_counts(list(counted))))
-
-
-def _part_names(
-    part: pd.DataFrame, specs: list[Field], owner: str
-) -> list[_nicknames.Counts]:
-    return [
-        _nicknames.count_names(
-            _swaps.field_values(part, spec, owner), spec.shingle_config
-        )
-        for spec in specs
-    ]
-
-
-def _check_nicknames(plan: ScorePlan, tables: list[Table], owner: str) -> ScorePlan:
-    """Return the plan with its fields of given names, from every partition's counts."""
     specs = name_fields(plan)
     if plan.given_model is not None or not specs:
-        return check_nicknames(plan, [], owner)
-    counted = _over_parts(tables, _part_names, specs, owner)
-    return with_name_checks(
+        return check_nicknames(check_swaps(plan, [], owner), [], owner)
+    pairs = _swaps.field_pairs(plan.specs, plan.comparisons, tuple(SCORERS))
+    statistics = _over_parts(tables, _part_statistics, specs, pairs, owner)
+    plan = with_name_checks(
         plan,
         [
-            _nicknames.check(spec.label, [part[number] for part in counted])
+            _nicknames.check(spec.label, [part[1][number] for part in statistics])
             for number, spec in enumerate(specs)
         ],
     )
+    if not pairs:
+        return plan
+    pairs = _swaps.sharing(pairs, [part[0] for part in statistics])
+    counted = _over_parts(tables, _part_counts, pairs, owner)
+    return with_swap_checks(plan, _swaps.check(_swaps.merge_counts(list(counted))))
 
 
 def score_parts(
@@ -474,8 +473,7 @@ def score_parts(
         seed=seed,
         owner=owner,
     )
-    plan = _check_swaps(_count_documents(plan, tables, owner), tables, owner)
-    plan = _check_nicknames(plan, tables, owner)
+    plan = _check_tables(_count_documents(plan, tables, owner), tables, owner)
     # Document frequencies can be large: send them to each worker once.
     task_plan = shared(plan) if plan.frequencies else plan
     left = tables[0]
