@@ -873,6 +873,12 @@ class ScorePlan:
     swaps: tuple[tuple[str, str], ...] = ()
     #: The statistics that decided ``swaps`` (none when a model gave them).
     swap_checks: tuple[_swaps.SwapCheck, ...] = ()
+    #: Fields that hold another's value where that one is missing, as
+    #: ``(field, into)`` (see :func:`check_swaps`): a pair matching better so
+    #: is read with ``field``'s value as ``into``'s.
+    shifts: tuple[tuple[str, str], ...] = ()
+    #: The statistics that decided ``shifts`` (none when a model gave them).
+    shift_checks: tuple[_swaps.ShiftCheck, ...] = ()
     #: Fields of given names (see :func:`check_nicknames`): the decision reads
     #: two familiar forms of one name as nearly agreeing.
     nicknames: tuple[str, ...] = ()
@@ -1026,7 +1032,7 @@ def check_swaps(
     *,
     values: list[dict[str, pa.Array]] | None = None,
 ) -> ScorePlan:
-    """Return the plan with the pairs of fields whose values trade places.
+    """Return the plan with the fields whose values trade places or shift.
 
     A given model brings its own (the decision of its pairs read them);
     otherwise every record of every table counts (see :mod:`lsh_frame._swaps`),
@@ -1037,7 +1043,11 @@ def check_swaps(
     pairs = _swaps.field_pairs(plan.specs, plan.comparisons, tuple(SCORERS))
     if given is not None:
         possible = {(first.label, second.label) for first, second in pairs}
-        wrong = [pair for pair in given.swaps if pair not in possible]
+        wrong = [pair for pair in given.swaps if pair not in possible] + [
+            pair
+            for pair in given.shifts
+            if pair not in possible and pair[::-1] not in possible
+        ]
         if wrong:
             raise ConfigError(
                 f"{owner} got a learned model that scores the fields {wrong!r} "
@@ -1045,7 +1055,7 @@ def check_swaps(
                 "with the same normalisation here. Score with the fields and "
                 "comparisons the model was learned with."
             )
-        return replace(plan, swaps=given.swaps)
+        return replace(plan, swaps=given.swaps, shifts=given.shifts)
     if not pairs:
         return plan
     if values is None:
@@ -1060,15 +1070,35 @@ def check_swaps(
         ],
     )
     counts = _swaps.merge_counts([_swaps.count_values(part, pairs) for part in values])
-    return with_swap_checks(plan, _swaps.check(counts))
+    return with_swap_checks(plan, _swaps.check(counts), _swaps.check_shifts(counts))
 
 
-def with_swap_checks(plan: ScorePlan, checks: list[_swaps.SwapCheck]) -> ScorePlan:
-    """Return the plan with these statistics and the swaps they decide.
+def with_swap_checks(
+    plan: ScorePlan,
+    checks: list[_swaps.SwapCheck],
+    shift_checks: list[_swaps.ShiftCheck] | None = None,
+) -> ScorePlan:
+    """Return the plan with these statistics and the swaps and shifts they decide.
 
     A field is swapped with one other field at most: the one it trades places
-    with most often (ties by the fields' order).
+    with most often (ties by the fields' order); likewise a field shifts into
+    one other at most (the one with the largest excess), and one field at most
+    shifts into each.
     """
+    shift_checks = shift_checks or []
+    shifts: list[tuple[str, str]] = []
+    holders: set[str] = set()
+    intos: set[str] = set()
+    for shift in sorted(
+        (check for check in shift_checks if check.shifts), key=lambda c: -c.excess
+    ):
+        if shift.field not in holders and shift.into not in intos:
+            shifts.append((shift.field, shift.into))
+            holders.add(shift.field)
+            intos.add(shift.into)
+    shift_order = {
+        (check.field, check.into): number for number, check in enumerate(shift_checks)
+    }
     swaps: list[tuple[str, str]] = []
     taken: set[str] = set()
     ranked = sorted(
@@ -1084,6 +1114,8 @@ def with_swap_checks(plan: ScorePlan, checks: list[_swaps.SwapCheck]) -> ScorePl
         plan,
         swaps=tuple(sorted(swaps, key=order.__getitem__)),
         swap_checks=tuple(checks),
+        shifts=tuple(sorted(shifts, key=shift_order.__getitem__)),
+        shift_checks=tuple(shift_checks),
     )
 
 
@@ -1243,24 +1275,27 @@ def _score_crossed(
     Updates the fields' ``_score`` columns in ``scored`` (by label); returns
     the ``<first>_<second>_swapped`` column of each swapped pair of fields and
     the straight ``_score`` columns they replaced (see :func:`learning_view`).
-    ``shared`` holds fields already encoded in one dictionary, if any.
+    ``shared`` holds fields already encoded in one dictionary, if any. Then
+    reads shifted fields (see :func:`_score_shifted`).
     """
     marks: dict[str, npt.NDArray[np.bool_]] = {}
     straight_columns: dict[str, npt.NDArray[np.float64]] = {}
     cuts = plan.field_cuts
     by_label = {spec.label: spec for spec in plan.specs}
+
+    def encoded_pair(first: str, second: str) -> dict[str, _Encoded]:
+        if (
+            first in shared
+            and second in shared
+            and shared[first].dictionary is shared[second].dictionary
+        ):
+            return shared
+        return _encode_together([by_label[first], by_label[second]], left, right, owner)
+
     for first, second in plan.swaps:
         straight = (scored[first][f"{first}_score"], scored[second][f"{second}_score"])
         floors = (min(cuts[first]), min(cuts[second]))
-        encoded = (
-            shared
-            if first in shared
-            and second in shared
-            and shared[first].dictionary is shared[second].dictionary
-            else _encode_together(
-                [by_label[first], by_label[second]], left, right, owner
-            )
-        )
+        encoded = encoded_pair(first, second)
         comparison = plan.comparisons[first]
         crossed = (
             np.full(left_positions.size, np.nan),
@@ -1302,7 +1337,88 @@ def _score_crossed(
             straight_columns.setdefault(column, scored[label][column])
             scored[label][column] = np.where(better, values, scored[label][column])
         marks[f"{first}_{second}_swapped"] = better
+    read = np.zeros(left_positions.size, dtype=bool)
+    for mark in marks.values():
+        read |= mark
+    for field_label, into in plan.shifts:
+        for label in (field_label, into):
+            column = f"{label}_score"
+            straight_columns.setdefault(column, scored[label][column])
+        better = _score_shifted(
+            plan,
+            scored,
+            encoded_pair(field_label, into),
+            (field_label, into),
+            left_positions,
+            right_positions,
+            ~read,
+        )
+        marks[f"{field_label}_as_{into}"] = better
+        read |= better
     return marks, straight_columns
+
+
+def _score_shifted(
+    plan: ScorePlan,
+    scored: dict[str, dict[str, Any]],
+    encoded: dict[str, _Encoded],
+    shift: tuple[str, str],
+    left_positions: npt.NDArray[np.int64],
+    right_positions: npt.NDArray[np.int64],
+    open_rows: npt.NDArray[np.bool_],
+) -> npt.NDArray[np.bool_]:
+    """Read a shifting field's value as the field it shifts into.
+
+    Where one record of a pair lacks ``into`` but has ``field``, and the other
+    has ``into``, the first's ``field`` is scored against the other's
+    ``into``; a pair matching better so (:func:`lsh_frame._swaps.shifted_better`)
+    gets that score as ``into``'s and ``field`` missing (the record has none of
+    its own). Only ``open_rows`` (not read crossed already) are read. Updates
+    ``scored``; returns which pairs were read so.
+    """
+    field_label, into = shift
+    floor = min(plan.field_cuts[into])
+    codes = {
+        label: (
+            encoded[label].left[left_positions],
+            encoded[label].right[right_positions],
+        )
+        for label in shift
+    }
+    shifted = np.full(left_positions.size, np.nan)
+    dictionary = encoded[field_label].dictionary
+    # The record without ``into`` is the right one, then the left one.
+    for lacking, having in ((1, 0), (0, 1)):
+        rows = np.flatnonzero(
+            open_rows
+            & (codes[into][lacking] < 0)
+            & (codes[field_label][lacking] >= 0)
+            & (codes[into][having] >= 0)
+        )
+        if not rows.size:
+            continue
+        pairs = _ValuePairs.of(
+            codes[field_label][lacking][rows],
+            codes[into][having][rows],
+            len(dictionary),
+        )
+        shifted[rows] = pairs.spread(
+            1.0,
+            _fuzzy(
+                dictionary,
+                pairs.low,
+                pairs.high,
+                plan.comparisons[into],
+                score_cutoff=floor,
+            ),
+        )
+    straight = scored[field_label][f"{field_label}_score"]
+    better = _swaps.shifted_better(straight, shifted, floor)
+    scored[into][f"{into}_score"] = np.where(
+        better, shifted, scored[into][f"{into}_score"]
+    )
+    scored[field_label][f"{field_label}_score"] = np.where(better, np.nan, straight)
+    return better
 
 
 #: The key of :func:`score_fields`' columns that holds the straight scores of
@@ -1886,6 +2002,18 @@ def scored_attrs(
             }
             for first, second in plan.swaps
         ],
+        "shifts": [
+            {
+                **check.to_dict(),
+                "read_shifted": (check.field, check.into) in plan.shifts,
+            }
+            for check in plan.shift_checks
+        ]
+        if given is None
+        else [
+            {"field": label, "into": into, "shifts": True, "from": "model"}
+            for label, into in plan.shifts
+        ],
         "nicknames": [check.to_dict() for check in plan.name_checks]
         if given is None
         else [
@@ -1899,6 +2027,7 @@ def scored_attrs(
             **model.to_dict(),
             "compare": {label: plan.comparisons[label] for label in model.m},
             **({"swaps": [list(pair) for pair in plan.swaps]} if plan.swaps else {}),
+            **({"shifts": [list(pair) for pair in plan.shifts]} if plan.shifts else {}),
             **({"nicknames": list(plan.nicknames)} if plan.nicknames else {}),
             "fit": fit if given is None else "given",
         },

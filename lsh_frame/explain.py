@@ -89,6 +89,10 @@ class FieldExplanation:
     #: The field scored against this one's values, crossed, when the two
     #: fields' values trade places in the tables and match better so.
     crossed: str | None = None
+    #: ``(field, into)`` when one record lacks ``into`` and its ``field`` value
+    #: was read as its ``into`` (``field`` shifts into ``into`` in the tables):
+    #: set on both fields.
+    shifted: tuple[str, str] | None = None
     #: Whether the two values are familiar forms of one given name (``ned``,
     #: ``edward``), which the decision reads as nearly agreeing.
     nickname: bool = False
@@ -207,6 +211,12 @@ class Explanation:
                 lines.append(
                     f"      scored crossed: the left {item.field} against the right "
                     f"{item.crossed} (the two fields trade places in these tables)"
+                )
+            if item.shifted is not None:
+                lines.append(
+                    "      read shifted: one record has no {1} and its {0} is read "
+                    "as its {1} (its {0} counts as missing; {0} holds {1}'s values "
+                    "where {1} is missing in these tables)".format(*item.shifted)
                 )
             if self.prior is not None:
                 lines.append(f"      {_model_line(item, running)}")
@@ -466,6 +476,14 @@ def explain(
         column = f"{first}_{second}_swapped"
         if column in scored and bool(scored[column].iloc[0]):
             crossed[first], crossed[second] = second, first
+    shifted = {}
+    for check in scored.attrs["lsh_frame"]["shifts"]:
+        column = f"{check['field']}_as_{check['into']}"
+        if column in scored and bool(scored[column].iloc[0]):
+            shifted[check["field"]] = shifted[check["into"]] = (
+                check["field"],
+                check["into"],
+            )
     explained = []
     for spec in specs:
         values = []
@@ -507,6 +525,7 @@ def explain(
                 weight=float(spec.weight),
                 read_as=(read_as[0], read_as[1]) if read_as else None,
                 crossed=crossed.get(spec.label),
+                shifted=shifted.get(spec.label),
                 nickname=bool(
                     scored.get(f"{spec.label}_nickname", pd.Series([False])).iloc[0]
                 ),

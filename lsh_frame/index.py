@@ -1371,6 +1371,7 @@ class Index:
             # Fields scored crossed when they match better so (older
             # indexes have none).
             "swaps": [list(pair) for pair in self._plan.swaps],
+            "shifts": [list(pair) for pair in self._plan.shifts],
             "nicknames": list(self._plan.nicknames),
             "decision": (
                 {"model": model.to_dict()}
@@ -1497,6 +1498,9 @@ class Index:
             link=True,
             frequencies=frequencies,
             swaps=tuple((first, second) for first, second in manifest.get("swaps", [])),
+            shifts=tuple(
+                (first, second) for first, second in manifest.get("shifts", [])
+            ),
             nicknames=tuple(manifest.get("nicknames", [])),
         )
         state = _read(folder / "state.arrow")

@@ -534,6 +534,10 @@ class MatchModel:
     #: the decision reads a pair that matches better crossed at its crossed
     #: scores' levels; the model learned from the straight scores.
     swaps: tuple[tuple[str, str], ...] = ()
+    #: Fields that hold another's value where that one is missing, as
+    #: ``(field, into)`` (see :mod:`lsh_frame._swaps`): the decision reads a
+    #: pair that matches better so with ``field``'s value as ``into``'s.
+    shifts: tuple[tuple[str, str], ...] = ()
     #: Fields of given names (see :mod:`lsh_frame._nicknames`): the decision
     #: reads two familiar forms of one name as nearly agreeing.
     nicknames: tuple[str, ...] = ()
@@ -657,18 +661,9 @@ class MatchModel:
                 f"key names. Got {alone_keys!r}."
             )
         together = _together_from(learned.get("together", []), m, owner)
-        swaps = learned.get("swaps", [])
-        if not isinstance(swaps, (list, tuple)) or not all(
-            isinstance(pair, (list, tuple))
-            and len(pair) == 2
-            and all(isinstance(label, str) and label in m for label in pair)
-            and pair[0] != pair[1]
-            for pair in swaps
-        ):
-            raise ConfigError(
-                f"{owner} got a learned model whose 'swaps' is not a list of pairs "
-                f"of two of its fields ({', '.join(sorted(m))}). Got {swaps!r}."
-            )
+        swaps, shifts = (
+            _field_pairs_from(learned, name, m, owner) for name in ("swaps", "shifts")
+        )
         nicknames = learned.get("nicknames", [])
         if not isinstance(nicknames, (list, tuple)) or not all(
             isinstance(label, str) and label in m for label in nicknames
@@ -686,7 +681,8 @@ class MatchModel:
             no_values=tuple(no_values),
             alone_prior=None if alone_prior is None else float(alone_prior),
             alone_keys=tuple(alone_keys),
-            swaps=tuple((first, second) for first, second in swaps),
+            swaps=swaps,
+            shifts=shifts,
             nicknames=tuple(nicknames),
             cuts=tuple(float(cut) for cut in cuts),
             field_cuts={
@@ -1288,8 +1284,28 @@ class MatchModel:
                 else {}
             ),
             **({"swaps": [list(pair) for pair in self.swaps]} if self.swaps else {}),
+            **({"shifts": [list(pair) for pair in self.shifts]} if self.shifts else {}),
             **({"nicknames": list(self.nicknames)} if self.nicknames else {}),
         }
+
+
+def _field_pairs_from(
+    learned: dict[str, Any], name: str, m: dict[str, Any], owner: str
+) -> tuple[tuple[str, str], ...]:
+    """Read a saved model's list of pairs of two of its fields (``swaps``, ...)."""
+    pairs = learned.get(name, [])
+    if not isinstance(pairs, (list, tuple)) or not all(
+        isinstance(pair, (list, tuple))
+        and len(pair) == 2
+        and all(isinstance(label, str) and label in m for label in pair)
+        and pair[0] != pair[1]
+        for pair in pairs
+    ):
+        raise ConfigError(
+            f"{owner} got a learned model whose {name!r} is not a list of pairs "
+            f"of two of its fields ({', '.join(sorted(m))}). Got {pairs!r}."
+        )
+    return tuple((first, second) for first, second in pairs)
 
 
 def _together_from(

@@ -419,7 +419,8 @@ def _check_tables(plan: ScorePlan, tables: list[Table], owner: str) -> ScorePlan
         return plan
     pairs = _swaps.sharing(pairs, [part[0] for part in statistics])
     counted = _over_parts(tables, _part_counts, pairs, owner)
-    return with_swap_checks(plan, _swaps.check(_swaps.merge_counts(list(counted))))
+    counts = _swaps.merge_counts(list(counted))
+    return with_swap_checks(plan, _swaps.check(counts), _swaps.check_shifts(counts))
 
 
 def score_parts(
