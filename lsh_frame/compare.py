@@ -76,7 +76,10 @@ from lsh_frame.model import (
     ScoreSpread,
     auto_min_score,
     cuts_for,
+    expected_f1_cut,
     learn_model,
+    merge_probability_counts,
+    probability_counts,
 )
 from lsh_frame.one_to_one import (
     OneToOne,
@@ -1682,12 +1685,46 @@ def decide(
                 {label: level[alone] for label, level in counted.items()}
             )
         # A match needs some field that counts for it, whatever the prior.
-        return probability, (probability >= 0.5) & model.speaks_for(counted)
+        return probability, (probability >= model.match_cut) & model.speaks_for(counted)
     assert provisional is not None
     size = provisional.size
     if plan.min_score == "auto":
         return np.full(size, np.nan), provisional
     return None, provisional
+
+
+def decision_counts(
+    plan: ScorePlan,
+    model: MatchModel,
+    levels: dict[str, npt.NDArray[np.intp]],
+    alone: npt.NDArray[np.bool_],
+    identical: npt.NDArray[np.bool_],
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
+    """Return the distinct match probabilities of some pairs and their counts.
+
+    As the decision reads them (identical copies are certain matches); the
+    counts of parts of the pairs add up (:func:`merge_probability_counts`).
+    """
+    probability = decide(plan, model, levels, None, alone)[0]
+    assert probability is not None
+    return probability_counts(np.where(identical, 1.0, probability))
+
+
+def with_match_cut(
+    model: MatchModel,
+    fit: dict[str, Any] | None,
+    parts: list[tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]],
+) -> tuple[MatchModel, dict[str, Any]]:
+    """Return the model with the match cut its pairs' probabilities expect.
+
+    ``parts`` are :func:`decision_counts` of all the pairs (or of parts of
+    them); see :func:`lsh_frame.model.expected_f1_cut`.
+    """
+    cut, expected = expected_f1_cut(*merge_probability_counts(parts))
+    return (
+        replace(model, match_cut=cut),
+        {**(fit or {}), "expected_f1": round(expected, 4)},
+    )
 
 
 def within_table_matches(
@@ -2160,6 +2197,10 @@ def _score(
     if model is None and chosen is not None:
         provisional = provisional_matches(plan, combined, chosen)
     levels = plan.levels(field_scores(plan, columns))
+    if model is not None and plan.given_model is None:
+        model, fit = with_match_cut(
+            model, fit, [decision_counts(plan, model, levels, alone, identical)]
+        )
     probability, match = force_identical(
         *decide(plan, model, levels, provisional, alone), identical
     )

@@ -128,6 +128,9 @@ class Explanation:
     #: Fields the model read as one fact for this pair (``MatchModel.together``):
     #: ``(fields, "differ" or "agree", weight in bits)``.
     joint: tuple[tuple[tuple[str, ...], str, float], ...] = ()
+    #: The probability from which the learned model calls a pair a match
+    #: (``MatchModel.match_cut``; None: no model decided it).
+    match_cut: float | None = None
 
     def to_frame(self) -> pd.DataFrame:
         """One row per field: values, Jaccard, comparison, score, shingles.
@@ -173,6 +176,11 @@ class Explanation:
             ""
             if self.probability is None or self.probability != self.probability
             else f", match probability {self.probability:.3f}"
+            + (
+                ""
+                if self.match_cut is None
+                else f" (a match from {self.match_cut:.3f})"
+            )
         )
         lines = [
             f"pair {self.left!r} ~ {self.right!r}: score {self.score:.3f}"
@@ -547,4 +555,5 @@ def explain(
         identical=model is not None and other is None and found_by == IDENTICAL,
         note=note,
         joint=joint,
+        match_cut=None if model is None else model.match_cut,
     )

@@ -541,6 +541,10 @@ class MatchModel:
     #: Fields of given names (see :mod:`lsh_frame._nicknames`): the decision
     #: reads two familiar forms of one name as nearly agreeing.
     nicknames: tuple[str, ...] = ()
+    #: A pair is a match when its probability reaches this: half the best F1
+    #: that the probabilities of the pairs it learned from expect (see
+    #: :func:`expected_f1_cut`); 0.5 for models saved before it.
+    match_cut: float = 0.5
 
     def cuts_of(self, label: str) -> tuple[float, ...]:
         """Level cuts of one field."""
@@ -652,6 +656,16 @@ class MatchModel:
                 f"{owner} got a learned model whose 'alone_prior' is not a share in "
                 f"(0, 1). Got {alone_prior!r}."
             )
+        match_cut = learned.get("match_cut", 0.5)
+        if not (
+            isinstance(match_cut, numbers.Real)
+            and not isinstance(match_cut, bool)
+            and 0 < float(match_cut) <= 0.5
+        ):
+            raise ConfigError(
+                f"{owner} got a learned model whose 'match_cut' is not a probability "
+                f"in (0, 0.5]. Got {match_cut!r}."
+            )
         alone_keys = learned.get("alone_keys", [NEIGHBOURS_KEY])
         if not isinstance(alone_keys, (list, tuple)) or not all(
             isinstance(label, str) for label in alone_keys
@@ -684,6 +698,7 @@ class MatchModel:
             swaps=swaps,
             shifts=shifts,
             nicknames=tuple(nicknames),
+            match_cut=float(match_cut),
             cuts=tuple(float(cut) for cut in cuts),
             field_cuts={
                 label: tuple(float(cut) for cut in given)
@@ -1286,7 +1301,59 @@ class MatchModel:
             **({"swaps": [list(pair) for pair in self.swaps]} if self.swaps else {}),
             **({"shifts": [list(pair) for pair in self.shifts]} if self.shifts else {}),
             **({"nicknames": list(self.nicknames)} if self.nicknames else {}),
+            "match_cut": self.match_cut,
         }
+
+
+def expected_f1_cut(
+    probabilities: npt.NDArray[np.float64], counts: npt.NDArray[np.int64]
+) -> tuple[float, float]:
+    """Return the match cut of some pairs' probabilities and the F1 they expect.
+
+    ``probabilities`` are the distinct match probabilities of the pairs,
+    ``counts`` how many pairs have each. Taking pairs from the most probable
+    down, the true pairs expected among them are the sum of their
+    probabilities, and all true pairs the sum over every pair; the best of the
+    F1s so expected is F. For calibrated probabilities the cut that gives the
+    best F1 is F / 2 (Lipton, Elkan and Naryanaswamy, "Optimal thresholding of
+    classifiers to maximize F1 measure", 2014): a pair of probability p adds
+    to the F1 when p > F / 2. So the cut is F / 2, never above 0.5: pairs
+    between the two are more likely true than the F1 already reached is
+    diluted by one more false pair. Without any expected true pair the cut
+    stays 0.5.
+    """
+    order = np.argsort(probabilities, kind="stable")[::-1]
+    values = np.asarray(probabilities, dtype=np.float64)[order]
+    numbers_ = np.asarray(counts, dtype=np.float64)[order]
+    found = np.cumsum(values * numbers_)
+    if not found.size or found[-1] <= 0:
+        return 0.5, 0.0
+    best = float(np.max(2 * found / (np.cumsum(numbers_) + found[-1])))
+    return max(best / 2, np.finfo(np.float64).tiny), best
+
+
+def probability_counts(
+    probability: npt.NDArray[np.float64],
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
+    """Return the distinct probabilities of some pairs and their counts (no NaN)."""
+    values, counts = np.unique(probability[~np.isnan(probability)], return_counts=True)
+    return values, counts.astype(np.int64)
+
+
+def merge_probability_counts(
+    parts: list[tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]],
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
+    """Add up :func:`probability_counts` of parts of the pairs."""
+    values = np.concatenate([part[0] for part in parts]) if parts else np.zeros(0)
+    counts = (
+        np.concatenate([part[1] for part in parts])
+        if parts
+        else np.zeros(0, dtype=np.int64)
+    )
+    distinct, inverse = np.unique(values, return_inverse=True)
+    return distinct, np.bincount(
+        inverse.ravel(), weights=counts, minlength=distinct.size
+    ).astype(np.int64)
 
 
 def _field_pairs_from(

@@ -33,3 +33,17 @@ def people_1500() -> pd.DataFrame:
 def people_1500_pairs(people_1500: pd.DataFrame) -> pd.DataFrame:
     """The default ``pairs`` of ``people_1500`` on ``PEOPLE_FIELDS``."""
     return lf.pairs(people_1500, PEOPLE_FIELDS)
+
+
+def learned_part(model: dict) -> dict:
+    """A saved model without its match cut (and the F1 that set it).
+
+    The cut is read from the probabilities of the decision, which readings of
+    the pairs (crossed, shifted, familiar forms) change; the rest is what the
+    model learned.
+    """
+    kept = {name: value for name, value in model.items() if name != "match_cut"}
+    kept["fit"] = {
+        name: value for name, value in model["fit"].items() if name != "expected_f1"
+    }
+    return kept

@@ -381,7 +381,13 @@ def test_default_decision_finds_duplicates_without_labels(customers):
     assert set(model["fields"]) == {"given_name", "surname", "date_of_birth", "email"}
     probability = scored["match_probability"]
     assert ((probability >= 0) & (probability <= 1)).all()
-    assert (scored["match"] == (probability >= 0.5)).all()
+    # A match is a pair whose probability reaches the model's match cut: half
+    # the best F1 the probabilities expect, never above 0.5.
+    assert 0.25 < model["match_cut"] <= 0.5
+    assert model["match_cut"] == pytest.approx(
+        scored.attrs["lsh_frame"]["model"]["fit"]["expected_f1"] / 2, abs=1e-4
+    )
+    assert (scored["match"] == (probability >= model["match_cut"])).all()
 
 
 def test_match_model_weighs_fields_by_what_non_matches_share():

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
-from conftest import PEOPLE_FIELDS
+from conftest import PEOPLE_FIELDS, learned_part
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -108,7 +108,7 @@ def test_familiar_forms_are_read_as_nearly_agreeing(
     # any match they gain is a duplicate.
     learned = dict(people_1500_pairs.attrs["lsh_frame"]["model"])
     assert learned.pop("nicknames") == ["given_name"]
-    assert learned == plain.attrs["lsh_frame"]["model"]
+    assert learned_part(learned) == learned_part(plain.attrs["lsh_frame"]["model"])
     moved = (
         people_1500_pairs["match_probability"].to_numpy() != plain["match_probability"]
     )

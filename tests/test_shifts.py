@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import PEOPLE_FIELDS
+from conftest import PEOPLE_FIELDS, learned_part
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_swaps import plain, similarity
@@ -165,7 +165,7 @@ def test_the_model_learns_as_without_shifts_and_gains_true_matches(
     assert SHIFT not in before
     learned = dict(one_name_pairs.attrs["lsh_frame"]["model"])
     assert learned.pop("shifts") == [["given_name", "surname"]]
-    assert learned == before.attrs["lsh_frame"]["model"]
+    assert learned_part(learned) == learned_part(before.attrs["lsh_frame"]["model"])
     truth = one_name["entity_id"]
     same = (
         truth.loc[one_name_pairs["left"]].to_numpy()

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import PEOPLE_FIELDS
+from conftest import PEOPLE_FIELDS, learned_part
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rapidfuzz import distance
@@ -146,7 +146,7 @@ def test_the_model_learns_as_without_swaps_and_decides_crossed(
     before = lf.pairs(people_1500, COLUMNS)
     learned = dict(people_1500_pairs.attrs["lsh_frame"]["model"])
     assert learned.pop("swaps") == [NAMES]
-    assert learned == before.attrs["lsh_frame"]["model"]
+    assert learned_part(learned) == learned_part(before.attrs["lsh_frame"]["model"])
     truth = people_1500["entity_id"]
     same = (
         truth.loc[people_1500_pairs["left"]].to_numpy()

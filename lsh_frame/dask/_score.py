@@ -38,6 +38,7 @@ from lsh_frame.compare import (
     check_swaps,
     comparison_step,
     decide,
+    decision_counts,
     field_scores,
     force_identical,
     found_by_counts,
@@ -56,6 +57,7 @@ from lsh_frame.compare import (
     warn_fallback,
     weak_keys,
     with_alone_prior,
+    with_match_cut,
     with_name_checks,
     with_swap_checks,
     without,
@@ -277,6 +279,16 @@ def _level_table(
         else assigned
     )
     return LevelTable.of(without(levels, left_out), provisional[~left_out])
+
+
+def _decision_counts(
+    scored: _Scored, plan: ScorePlan, model: MatchModel, alone_keys: tuple[str, ...]
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
+    pairs, columns, identical = scored
+    levels = plan.levels(field_scores(plan, without_straight(columns)))
+    return decision_counts(
+        plan, model, levels, found_only_by(pairs, alone_keys), identical
+    )
 
 
 def _link_candidates(
@@ -624,6 +636,21 @@ def score_parts(
                 # No pair matches but identical copies (see compare._score).
                 fit = no_entities(model)
                 model, chosen, cut = None, None, np.inf
+            if model is not None:
+                model, fit = with_match_cut(
+                    model,
+                    fit,
+                    list(
+                        compute(
+                            *[
+                                delayed(_decision_counts)(
+                                    s, task_plan, model, alone_keys
+                                )
+                                for s in scored
+                            ]
+                        )
+                    ),
+                )
     attrs = scored_attrs(plan, chosen, model, fit, shape)
     warn_fallback(attrs)
     if not plan.link or one_to_one is False:
