@@ -1684,13 +1684,26 @@ def decide(
             probability[alone] = other.probability_of_levels(
                 {label: level[alone] for label, level in counted.items()}
             )
-        # A match needs some field that counts for it, whatever the prior.
-        return probability, (probability >= model.match_cut) & model.speaks_for(counted)
+        return probability, model_matches(model, counted, probability)
     assert provisional is not None
     size = provisional.size
     if plan.min_score == "auto":
         return np.full(size, np.nan), provisional
     return None, provisional
+
+
+def model_matches(
+    model: MatchModel,
+    levels: dict[str, npt.NDArray[np.intp]],
+    probability: npt.NDArray[np.float64],
+) -> npt.NDArray[np.bool_]:
+    """Return the pairs a model calls matches, given their probabilities.
+
+    Those reaching its match cut where some field counts for a match,
+    whatever the prior (see :meth:`MatchModel.speaks_for`).
+    """
+    counted = {label: levels[label] for label in model.m}
+    return (probability >= model.match_cut) & model.speaks_for(counted)
 
 
 def decision_counts(
@@ -1707,6 +1720,13 @@ def decision_counts(
     """
     probability = decide(plan, model, levels, None, alone)[0]
     assert probability is not None
+    return certain_counts(probability, identical)
+
+
+def certain_counts(
+    probability: npt.NDArray[np.float64], identical: npt.NDArray[np.bool_]
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
+    """Return :func:`probability_counts`, identical copies counted as certain."""
     return probability_counts(np.where(identical, 1.0, probability))
 
 
@@ -2197,13 +2217,14 @@ def _score(
     if model is None and chosen is not None:
         provisional = provisional_matches(plan, combined, chosen)
     levels = plan.levels(field_scores(plan, columns))
+    probability, match = decide(plan, model, levels, provisional, alone)
     if model is not None and plan.given_model is None:
+        assert probability is not None
         model, fit = with_match_cut(
-            model, fit, [decision_counts(plan, model, levels, alone, identical)]
+            model, fit, [certain_counts(probability, identical)]
         )
-    probability, match = force_identical(
-        *decide(plan, model, levels, provisional, alone), identical
-    )
+        match = model_matches(model, levels, probability)
+    probability, match = force_identical(probability, match, identical)
 
     def within(side: str, first: Any, second: Any) -> Any:
         return within_table_matches(
