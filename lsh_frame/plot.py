@@ -205,9 +205,12 @@ def _histogram_cut(
                 f"Got {cut!r} instead."
             )
         return float(cut), f"cut {float(cut):g}"
-    if column == "match_probability":
-        return 0.5, "match at probability 0.5"  # how every model decides
     recorded = _scored_attrs(scored)
+    if column == "match_probability" and recorded is not None:
+        model = recorded.get("model") or {}
+        # Models saved before the learned match cut decide at 0.5.
+        at = float(model.get("match_cut", 0.5))
+        return at, f"match cut {at:.3g}"
     if recorded is None:
         raise ConfigError(
             f"{owner} marks the decision's cut recorded by score() in "
@@ -240,7 +243,8 @@ def score_histogram(
     colours, so the cut can be read against what it decided. The cut is read
     from ``scored.attrs["lsh_frame"]``: ``min_score`` on ``score`` (the
     provisional cut when a learned model decides, none when a given model
-    did), 0.5 on ``match_probability``.
+    did), the model's ``match_cut`` on ``match_probability`` (0.5 for a model
+    saved before it).
 
     Parameters
     ----------

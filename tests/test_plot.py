@@ -115,12 +115,23 @@ def test_score_histogram_stacks_the_decision_and_marks_its_cut(customers_scored)
     assert matched.sum() == scored.loc[scored["score"].notna(), "match"].sum()
 
 
-def test_score_histogram_of_probabilities_cuts_at_one_half(customers_scored):
+def test_score_histogram_of_probabilities_marks_the_match_cut(customers_scored):
     _, _, scored, _ = customers_scored
     ax = lf.plot.score_histogram(scored, column="match_probability", log=True)
     (cut,) = with_gid(ax.lines, "cut")
-    assert cut.get_xdata()[0] == 0.5
+    assert cut.get_xdata()[0] == scored.attrs["lsh_frame"]["model"]["match_cut"]
+    assert cut.get_label().startswith("match cut")
     assert ax.get_yscale() == "log"
+    # A model saved before the learned cut decides at 0.5.
+    old = scored.copy()
+    old.attrs = {"lsh_frame": {**scored.attrs["lsh_frame"]}}
+    old.attrs["lsh_frame"]["model"] = {
+        name: value
+        for name, value in scored.attrs["lsh_frame"]["model"].items()
+        if name != "match_cut"
+    }
+    ax = lf.plot.score_histogram(old, column="match_probability")
+    assert with_gid(ax.lines, "cut")[0].get_xdata()[0] == 0.5
 
 
 def test_score_histogram_marks_a_numeric_min_score_or_a_given_cut(customers_scored):
@@ -143,9 +154,9 @@ def test_score_histogram_marks_a_numeric_min_score_or_a_given_cut(customers_scor
         lf.plot.score_histogram(bare)
     (cut,) = with_gid(lf.plot.score_histogram(bare, cut=0.75).lines, "cut")
     assert cut.get_xdata()[0] == 0.75
-    # Every model decides at probability 0.5: no attrs needed for that cut.
-    ax = lf.plot.score_histogram(bare, column="match_probability")
-    assert with_gid(ax.lines, "cut")[0].get_xdata()[0] == 0.5
+    # The match cut is the model's, recorded in the attrs too.
+    with pytest.raises(lf.ConfigError, match="cut=<number>"):
+        lf.plot.score_histogram(bare, column="match_probability")
     with pytest.raises(lf.ConfigError, match="'cut' parameter"):
         lf.plot.score_histogram(scored, cut=1.5)
 
