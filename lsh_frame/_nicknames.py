@@ -6,6 +6,10 @@ statistic of the data, never of a column's name. In such a field two different
 values of one group (``edward`` and ``ned``) are read by the decision as nearly
 agreeing; the match model learns from the plain scores.
 
+A bare initial (``r`` or ``r.``) against a name it begins (``richard``) is
+read as agreeing at the lowest level that still counts as agreeing: it is
+consistent with the name, and says less than the name would.
+
 Two names are equivalent when they share a group: ``al`` is ``albert`` and
 ``alan``, but ``albert`` is not ``alan``. The list is written for this package,
 apart from the nicknames :mod:`lsh_frame.datasets` writes (see
@@ -330,3 +334,30 @@ def equivalent(
     result = np.zeros(low.size, dtype=bool)
     result[known] = equal[one[known], other[known]]
     return result
+
+
+def initial_of(
+    dictionary: pa.Array,
+    low: npt.NDArray[np.int64],
+    high: npt.NDArray[np.int64],
+) -> npt.NDArray[np.bool_]:
+    """Whether one value of each pair of codes is an initial the other begins.
+
+    An initial is one letter, alone or followed by a full stop (``r``,
+    ``R.``); the other value must be longer and begin with that letter, in
+    any case.
+    """
+    bare = pc.utf8_rtrim(dictionary, characters=".")
+    initial = pc.fill_null(
+        pc.and_(pc.equal(pc.utf8_length(bare), 1), pc.utf8_is_alpha(bare)), False
+    ).to_numpy(zero_copy_only=False)
+    first = pc.utf8_lower(pc.utf8_slice_codeunits(bare, 0, 1))
+    longer = pc.fill_null(pc.greater(pc.utf8_length(bare), 1), False).to_numpy(
+        zero_copy_only=False
+    )
+    # Codes of the first letters, so pairs compare numbers.
+    letter = (
+        pc.fill_null(first.dictionary_encode().indices, -1).to_numpy().astype(np.int64)
+    )
+    same = (letter[low] == letter[high]) & (letter[low] >= 0)
+    return same & ((initial[low] & longer[high]) | (initial[high] & longer[low]))

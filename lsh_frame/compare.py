@@ -1195,13 +1195,16 @@ def _read_nicknames(
     right_positions: npt.NDArray[np.int64],
     owner: str,
 ) -> tuple[dict[str, npt.NDArray[np.bool_]], dict[str, npt.NDArray[np.float64]]]:
-    """Read two familiar forms of one given name as nearly agreeing.
+    """Read familiar forms of one given name, and initials, as agreeing.
 
     In each field of given names, a pair whose two values are names of one
     group (``edward``, ``ned``) and score below the field's "nearly agrees"
-    level gets that level's lowest score; a pair scored crossed (``crossed``,
+    level gets that level's lowest score; a pair whose one value is an initial
+    the other begins (``r``, ``richard``) and scores below the lowest level
+    that agrees gets that level's score. A pair scored crossed (``crossed``,
     by column) keeps its crossed score. Updates ``scored``; returns the
-    ``<field>_nickname`` columns and the straight scores replaced.
+    ``<field>_nickname`` and ``<field>_initial`` columns and the straight
+    scores replaced.
     """
     by_label = {spec.label: spec for spec in plan.specs}
     marks: dict[str, npt.NDArray[np.bool_]] = {}
@@ -1212,6 +1215,7 @@ def _read_nicknames(
         score = scored[label][column]
         cuts = sorted(plan.field_cuts[label], reverse=True)
         floor = cuts[1] if len(cuts) > 1 else cuts[0]
+        lowest = cuts[-1]
         below = np.zeros(score.size, dtype=bool)
         with np.errstate(invalid="ignore"):
             below[score < floor] = True
@@ -1220,6 +1224,7 @@ def _read_nicknames(
                 below &= ~crossed[f"{first}_{second}_swapped"]
         rows = np.flatnonzero(below)
         marks[f"{label}_nickname"] = hit = np.zeros(score.size, dtype=bool)
+        marks[f"{label}_initial"] = initial = np.zeros(score.size, dtype=bool)
         if not rows.size:
             continue
         encoded = shared.get(label) or _encode(spec, left, right, owner)
@@ -1233,8 +1238,14 @@ def _read_nicknames(
             encoded.dictionary, pairs.low, pairs.high, spec.shingle_config
         )[pairs.inverse]
         hit[rows] = familiar
+        begun = np.zeros(rows.size, dtype=bool)
+        begun[pairs.differ] = _nicknames.initial_of(
+            encoded.dictionary, pairs.low, pairs.high
+        )[pairs.inverse]
+        with np.errstate(invalid="ignore"):
+            initial[rows] = begun & ~familiar & (score[rows] < lowest)
         straight.setdefault(column, score)
-        scored[label][column] = np.where(hit, floor, score)
+        scored[label][column] = np.where(hit, floor, np.where(initial, lowest, score))
     return marks, straight
 
 

@@ -96,6 +96,9 @@ class FieldExplanation:
     #: Whether the two values are familiar forms of one given name (``ned``,
     #: ``edward``), which the decision reads as nearly agreeing.
     nickname: bool = False
+    #: Whether one value is an initial the other begins (``r``, ``richard``),
+    #: which the decision reads as agreeing at the lowest level that agrees.
+    initial: bool = False
     #: With a learned model: the pair's level on this field (``"missing"``
     #: when either value is), ...
     level: str | None = None
@@ -214,6 +217,11 @@ class Explanation:
                 lines.append(
                     "      familiar forms of one given name: read as nearly agreeing "
                     f"({item.comparison} {item.score:.3f})"
+                )
+            if item.initial:
+                lines.append(
+                    "      an initial of the other name: read as agreeing at the "
+                    f"lowest level ({item.comparison} {item.score:.3f})"
                 )
             if item.crossed is not None:
                 lines.append(
@@ -536,6 +544,9 @@ def explain(
                 shifted=shifted.get(spec.label),
                 nickname=bool(
                     scored.get(f"{spec.label}_nickname", pd.Series([False])).iloc[0]
+                ),
+                initial=bool(
+                    scored.get(f"{spec.label}_initial", pd.Series([False])).iloc[0]
                 ),
                 level=level,
                 model_weight=model_weight,

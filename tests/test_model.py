@@ -252,10 +252,12 @@ def test_a_saved_model_keeps_its_cuts_and_older_models_still_decide():
     read = (
         scored["given_name_surname_swapped"].to_numpy()
         | scored["given_name_nickname"].to_numpy()
+        | scored["given_name_initial"].to_numpy()
     )
     assert read.any()
     assert "given_name_surname_swapped" not in decided
     assert "given_name_nickname" not in decided
+    assert "given_name_initial" not in decided
     for name in columns:
         straight = decided[f"{name}_score"].to_numpy()
         np.testing.assert_array_equal(

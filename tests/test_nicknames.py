@@ -112,7 +112,8 @@ def test_familiar_forms_are_read_as_nearly_agreeing(
     moved = (
         people_1500_pairs["match_probability"].to_numpy() != plain["match_probability"]
     )
-    assert moved.any() and familiar[moved].all()
+    initial = people_1500_pairs["given_name_initial"].to_numpy()
+    assert moved.any() and (familiar | initial)[moved].all()
     gained = people_1500_pairs["match"].to_numpy() & ~plain["match"].to_numpy()
     entity = people_1500["entity_id"]
     same = (
@@ -120,6 +121,96 @@ def test_familiar_forms_are_read_as_nearly_agreeing(
         == entity.loc[people_1500_pairs["right"]].to_numpy()
     )
     assert same[gained].all()
+
+
+def python_initial(one: str, other: str) -> bool:
+    """One is a letter (maybe with a full stop) that begins the longer other."""
+    one, other = one.rstrip("."), other.rstrip(".")
+    if len(one) > len(other):
+        one, other = other, one
+    return (
+        len(one) == 1
+        and one.isalpha()
+        and len(other) > 1
+        and other[0].lower() == one.lower()
+    )
+
+
+INITIALS = [
+    "r",
+    "R.",
+    "r.",
+    "richard",
+    "Rob",
+    "e",
+    "ed",
+    "é",
+    "éa",
+    "1",
+    "1a",
+    ".",
+    "r..",
+]
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(INITIALS), st.sampled_from(INITIALS)),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_initials_match_a_python_reference(pairs):
+    values = sorted({name for pair in pairs for name in pair})
+    dictionary = pa.array(values, pa.large_string())
+    code = {name: number for number, name in enumerate(values)}
+    distinct = sorted({tuple(sorted((code[a], code[b]))) for a, b in pairs if a != b})
+    if not distinct:
+        return
+    low = np.array([a for a, _ in distinct], dtype=np.int64)
+    high = np.array([b for _, b in distinct], dtype=np.int64)
+    got = _nicknames.initial_of(dictionary, low, high)
+    want = [python_initial(values[a], values[b]) for a, b in distinct]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_initials_are_read_as_agreeing_at_the_lowest_level(
+    people_1500: pd.DataFrame,
+    people_1500_pairs: pd.DataFrame,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    initial = people_1500_pairs["given_name_initial"].to_numpy()
+    assert initial.sum() >= 5
+    without_nicknames(monkeypatch)
+    plain = lf.pairs(people_1500, COLUMNS)
+    names = {
+        side: people_1500.loc[people_1500_pairs[side], "given_name"].to_numpy()
+        for side in ("left", "right")
+    }
+    reference = np.array(
+        [
+            isinstance(a, str) and isinstance(b, str) and python_initial(a, b)
+            for a, b in zip(names["left"], names["right"], strict=True)
+        ]
+    )
+    straight = plain["given_name_score"].to_numpy()
+    swapped = people_1500_pairs["given_name_surname_swapped"].to_numpy()
+    familiar = people_1500_pairs["given_name_nickname"].to_numpy()
+    np.testing.assert_array_equal(
+        initial, reference & (np.nan_to_num(straight) < 0.8) & ~swapped & ~familiar
+    )
+    np.testing.assert_array_equal(people_1500_pairs["given_name_score"][initial], 0.8)
+    # The matches they gain are duplicates.
+    gained = people_1500_pairs["match"].to_numpy() & ~plain["match"].to_numpy()
+    gained &= initial
+    assert gained.any()
+    entity = people_1500["entity_id"]
+    same = (
+        entity.loc[people_1500_pairs["left"]].to_numpy()
+        == entity.loc[people_1500_pairs["right"]].to_numpy()
+    )
+    assert same[gained].mean() >= 0.9
 
 
 def test_a_saved_model_keeps_its_fields_of_given_names(
@@ -166,6 +257,11 @@ def test_explain_says_two_names_are_familiar_forms(
     by_field = {item.field: item for item in explanation.fields}
     assert by_field["given_name"].nickname and not by_field["surname"].nickname
     assert "familiar forms of one given name" in str(explanation)
+    row = people_1500_pairs[people_1500_pairs["given_name_initial"]].iloc[0]
+    explanation = lf.explain(people_1500, row, COLUMNS)
+    by_field = {item.field: item for item in explanation.fields}
+    assert by_field["given_name"].initial and not by_field["given_name"].nickname
+    assert "an initial of the other name" in str(explanation)
 
 
 def test_one_text_under_several_codes_is_read_by_its_text():

@@ -115,13 +115,15 @@ def test_swapped_names_are_found_and_scored_crossed(
         "given_name": similarity(left["given_name"], right["surname"]),
         "surname": similarity(left["surname"], right["given_name"]),
     }
-    # Given names that are familiar forms of one name are read as nearly
-    # agreeing (tests/test_nicknames.py); every other pair as computed here.
+    # Given names that are familiar forms of one name, or an initial and a
+    # name, are read as agreeing (tests/test_nicknames.py); every other pair
+    # as computed here.
     familiar = people_1500_pairs["given_name_nickname"].to_numpy()
+    initial = people_1500_pairs["given_name_initial"].to_numpy()
     for label in NAMES:
         want = np.where(swapped, crossed[label], straight[label])
         if label == "given_name":
-            want = np.where(familiar, 0.9, want)
+            want = np.where(familiar, 0.9, np.where(initial, 0.8, want))
         np.testing.assert_allclose(
             people_1500_pairs[f"{label}_score"], want, rtol=0, atol=1e-12
         )
