@@ -25,6 +25,19 @@ def same_group(one: str, other: str) -> bool:
     )
 
 
+def coded(pairs: list[tuple[str, str]]) -> tuple[pa.Array, np.ndarray, np.ndarray]:
+    """The pairs' values as a dictionary, and their distinct pairs of codes.
+
+    Unordered pairs of different values, as the scoring passes them.
+    """
+    values = sorted({name for pair in pairs for name in pair})
+    code = {name: number for number, name in enumerate(values)}
+    distinct = sorted({tuple(sorted((code[a], code[b]))) for a, b in pairs if a != b})
+    low = np.array([a for a, _ in distinct], dtype=np.int64)
+    high = np.array([b for _, b in distinct], dtype=np.int64)
+    return pa.array(values, pa.large_string()), low, high
+
+
 @settings(max_examples=50, deadline=None)
 @given(
     st.lists(
@@ -37,16 +50,10 @@ def same_group(one: str, other: str) -> bool:
     )
 )
 def test_equivalent_names_match_a_python_reference(pairs):
-    values = sorted({name for pair in pairs for name in pair})
-    dictionary = pa.array(values, pa.large_string())
-    code = {name: number for number, name in enumerate(values)}
-    distinct = sorted({tuple(sorted((code[a], code[b]))) for a, b in pairs if a != b})
-    if not distinct:
-        return
-    low = np.array([a for a, _ in distinct], dtype=np.int64)
-    high = np.array([b for _, b in distinct], dtype=np.int64)
+    dictionary, low, high = coded(pairs)
+    values = dictionary.to_pylist()
     got = _nicknames.equivalent(dictionary, low, high, ShingleConfig())
-    want = [same_group(values[a], values[b]) for a, b in distinct]
+    want = [same_group(values[a], values[b]) for a, b in zip(low, high, strict=True)]
     np.testing.assert_array_equal(got, want)
 
 
@@ -162,16 +169,12 @@ INITIALS = [
     )
 )
 def test_initials_match_a_python_reference(pairs):
-    values = sorted({name for pair in pairs for name in pair})
-    dictionary = pa.array(values, pa.large_string())
-    code = {name: number for number, name in enumerate(values)}
-    distinct = sorted({tuple(sorted((code[a], code[b]))) for a, b in pairs if a != b})
-    if not distinct:
-        return
-    low = np.array([a for a, _ in distinct], dtype=np.int64)
-    high = np.array([b for _, b in distinct], dtype=np.int64)
+    dictionary, low, high = coded(pairs)
+    values = dictionary.to_pylist()
     got = _nicknames.initial_of(dictionary, low, high)
-    want = [python_initial(values[a], values[b]) for a, b in distinct]
+    want = [
+        python_initial(values[a], values[b]) for a, b in zip(low, high, strict=True)
+    ]
     np.testing.assert_array_equal(got, want)
 
 

@@ -10,7 +10,7 @@ import pytest
 from conftest import PEOPLE_FIELDS, learned_part
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_swaps import plain, similarity
+from test_swaps import counts_of, plain, similarity
 
 import lsh_frame as lf
 from lsh_frame import _swaps, compare
@@ -82,24 +82,13 @@ VALUES = st.sampled_from(["ann", "bob", "cy", "Cy", None, ""])
 )
 def test_counts_match_a_python_reference_and_add_up(rows, cut):
     frame = pd.DataFrame(rows, columns=["a", "b"], dtype=object)
-    specs, _ = lf.blocking._as_fields(["a", "b"], "test")
-    pairs = [(specs[0], specs[1])]
-    whole = _swaps.check_shifts(
-        _swaps.count_values(_swaps.normalised(frame, pairs, "test"), pairs)
-    )
+    whole = _swaps.check_shifts(counts_of([frame]))
     normalised = [(plain(a) or None, plain(b) or None) for a, b in rows]
     assert [
         (c.field, c.into, c.shifted, c.alone, c.usual, c.both) for c in whole
     ] == python_checks(normalised)
-    merged = _swaps.check_shifts(
-        _swaps.merge_counts(
-            [
-                _swaps.count_values(_swaps.normalised(part, pairs, "test"), pairs)
-                for part in (frame.iloc[:cut], frame.iloc[cut:])
-            ]
-        )
-    )
-    assert merged == whole
+    parts = [frame.iloc[:cut], frame.iloc[cut:]]
+    assert _swaps.check_shifts(counts_of(parts)) == whole
 
 
 def test_the_rule_needs_an_excess_and_enough_rows() -> None:

@@ -59,6 +59,23 @@ def python_counts(rows: list[tuple[str | None, str | None]]) -> tuple[int, int]:
 VALUES = st.sampled_from(["ann", "bob", "cy", "dee", None, ""])
 
 
+def two_fields() -> list[tuple[lf.Field, lf.Field]]:
+    """Fields ``a`` and ``b``, as the one pair of fields to count."""
+    specs, _ = lf.blocking._as_fields(["a", "b"], "test")
+    return [(specs[0], specs[1])]
+
+
+def counts_of(parts: list[pd.DataFrame]) -> _swaps.Counts:
+    """The counts of fields ``a`` and ``b`` over some frames, merged."""
+    pairs = two_fields()
+    return _swaps.merge_counts(
+        [
+            _swaps.count_values(_swaps.normalised(part, pairs, "test"), pairs)
+            for part in parts
+        ]
+    )
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(st.tuples(VALUES, VALUES), min_size=0, max_size=30),
@@ -66,25 +83,14 @@ VALUES = st.sampled_from(["ann", "bob", "cy", "dee", None, ""])
 )
 def test_counts_match_a_python_reference_and_add_up(rows, cut):
     frame = pd.DataFrame(rows, columns=["a", "b"], dtype=object)
-    specs, _ = lf.blocking._as_fields(["a", "b"], "test")
-    pairs = [(specs[0], specs[1])]
-    whole = _swaps.check(
-        _swaps.count_values(_swaps.normalised(frame, pairs, "test"), pairs)
-    )
+    pairs = two_fields()
+    whole = _swaps.check(counts_of([frame]))
     blank_is_missing = [
         (a or None, b or None) for a, b in rows
     ]  # blanks count as missing
     assert (whole[0].crossed, whole[0].repeated) == python_counts(blank_is_missing)
     parts = [frame.iloc[:cut], frame.iloc[cut:]]
-    merged = _swaps.check(
-        _swaps.merge_counts(
-            [
-                _swaps.count_values(_swaps.normalised(part, pairs, "test"), pairs)
-                for part in parts
-            ]
-        )
-    )
-    assert merged == whole
+    assert _swaps.check(counts_of(parts)) == whole
     # Fields that share no value are not counted: they can have no crossed row.
     shared = _swaps.sharing(
         pairs,
