@@ -212,17 +212,6 @@ def test_a_saved_model_keeps_its_shifts(
     ]
 
 
-@pytest.mark.parametrize(
-    "shifts", [[["given_name", "nickname"]], [["surname", "surname"]], ["x"], 3]
-)
-def test_a_model_with_wrong_shifts_is_refused(
-    one_name_pairs: pd.DataFrame, shifts
-) -> None:
-    learned = {**one_name_pairs.attrs["lsh_frame"]["model"], "shifts": shifts}
-    with pytest.raises(ConfigError, match="shifts"):
-        lf.compare.MatchModel.from_dict(learned)
-
-
 def test_a_model_whose_shifted_fields_compare_otherwise_is_refused(
     one_name: pd.DataFrame, one_name_pairs: pd.DataFrame
 ) -> None:

@@ -249,15 +249,16 @@ def test_a_saved_model_keeps_its_swaps(
     assert "given_name_surname_swapped" in small
 
 
+@pytest.mark.parametrize("name", ["swaps", "shifts"])
 @pytest.mark.parametrize(
-    "swaps",
-    [[["given_name", "nickname"]], [["surname", "surname"]], ["given_name"], "x"],
+    "pairs",
+    [[["given_name", "nickname"]], [["surname", "surname"]], ["given_name"], "x", 3],
 )
-def test_a_model_with_wrong_swaps_is_refused(
-    people_1500_pairs: pd.DataFrame, swaps
+def test_a_model_with_wrong_pairs_of_fields_is_refused(
+    people_1500_pairs: pd.DataFrame, name, pairs
 ) -> None:
-    learned = {**people_1500_pairs.attrs["lsh_frame"]["model"], "swaps": swaps}
-    with pytest.raises(ConfigError, match="swaps"):
+    learned = {**people_1500_pairs.attrs["lsh_frame"]["model"], name: pairs}
+    with pytest.raises(ConfigError, match=name):
         lf.compare.MatchModel.from_dict(learned)
 
 
