@@ -1436,7 +1436,8 @@ def _score_shifted(
 
 
 #: The key of :func:`score_fields`' columns that holds the straight scores of
-#: swapped fields (a dict, not a column: see :func:`learning_view`).
+#: fields read otherwise — crossed, shifted, familiar forms and initials of
+#: given names (a dict, not a column: see :func:`learning_view`).
 STRAIGHT = "_straight"
 
 

@@ -1317,10 +1317,9 @@ def expected_f1_cut(
     F1s so expected is F. For calibrated probabilities the cut that gives the
     best F1 is F / 2 (Lipton, Elkan and Naryanaswamy, "Optimal thresholding of
     classifiers to maximize F1 measure", 2014): a pair of probability p adds
-    to the F1 when p > F / 2. So the cut is F / 2, never above 0.5: pairs
-    between the two are more likely true than the F1 already reached is
-    diluted by one more false pair. Without any expected true pair the cut
-    stays 0.5.
+    to the F1 when p > F / 2. So the cut is F / 2, never above 0.5: a pair
+    between F / 2 and 0.5 is more likely false than true, yet taking it
+    raises the F1 expected. Without any expected true pair the cut stays 0.5.
     """
     order = np.argsort(probabilities, kind="stable")[::-1]
     values = np.asarray(probabilities, dtype=np.float64)[order]
