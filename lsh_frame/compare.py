@@ -1258,16 +1258,29 @@ def _crossed_score(
     comparison: str,
     floor: float,
 ) -> npt.NDArray[np.float64]:
-    """Scores of the left ``one`` values against the right ``other`` values.
-
-    Below ``floor`` a score only says "below" (0): it cannot make a pair cross.
-    """
-    dictionary = encoded[one].dictionary
-    pairs = _ValuePairs.of(
+    """Scores of the left ``one`` values against the right ``other`` values."""
+    return _codes_score(
+        encoded[one].dictionary,
         encoded[one].left[left_positions],
         encoded[other].right[right_positions],
-        len(dictionary),
+        comparison,
+        floor,
     )
+
+
+def _codes_score(
+    dictionary: pa.Array,
+    first: npt.NDArray[np.int64],
+    second: npt.NDArray[np.int64],
+    comparison: str,
+    floor: float,
+) -> npt.NDArray[np.float64]:
+    """Scores of pairs of codes of one dictionary, NaN where either is missing.
+
+    Below ``floor`` a score only says "below" (0): it cannot make a pair read
+    crossed or shifted.
+    """
+    pairs = _ValuePairs.of(first, second, len(dictionary))
     return pairs.spread(
         1.0,
         _fuzzy(dictionary, pairs.low, pairs.high, comparison, score_cutoff=floor),
@@ -1289,8 +1302,9 @@ def _score_crossed(
     Updates the fields' ``_score`` columns in ``scored`` (by label); returns
     the ``<first>_<second>_swapped`` column of each swapped pair of fields and
     the straight ``_score`` columns they replaced (see :func:`learning_view`).
-    ``shared`` holds fields already encoded in one dictionary, if any. Then
-    reads shifted fields (see :func:`_score_shifted`).
+    ``shared`` holds fields already encoded in one dictionary, if any; the
+    pairs of fields encoded here are added to it. Then reads shifted fields
+    (see :func:`_score_shifted`).
     """
     marks: dict[str, npt.NDArray[np.bool_]] = {}
     straight_columns: dict[str, npt.NDArray[np.float64]] = {}
@@ -1304,7 +1318,13 @@ def _score_crossed(
             and shared[first].dictionary is shared[second].dictionary
         ):
             return shared
-        return _encode_together([by_label[first], by_label[second]], left, right, owner)
+        together = _encode_together(
+            [by_label[first], by_label[second]], left, right, owner
+        )
+        # Kept for the readings after this one (familiar forms, initials): a
+        # field is encoded once however many of them read it.
+        shared.update(together)
+        return together
 
     for first, second in plan.swaps:
         straight = (scored[first][f"{first}_score"], scored[second][f"{second}_score"])
@@ -1411,20 +1431,12 @@ def _score_shifted(
         )
         if not rows.size:
             continue
-        pairs = _ValuePairs.of(
+        shifted[rows] = _codes_score(
+            dictionary,
             codes[field_label][lacking][rows],
             codes[into][having][rows],
-            len(dictionary),
-        )
-        shifted[rows] = pairs.spread(
-            1.0,
-            _fuzzy(
-                dictionary,
-                pairs.low,
-                pairs.high,
-                plan.comparisons[into],
-                score_cutoff=floor,
-            ),
+            plan.comparisons[into],
+            floor,
         )
     straight = scored[field_label][f"{field_label}_score"]
     better = _swaps.shifted_better(straight, shifted, floor)
