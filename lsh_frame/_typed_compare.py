@@ -71,10 +71,20 @@ compares). Proximity is 0.92 at one day, 0.83 at three, 0.58 at a month, 0.28
 at a year and 0 from ten years on; the ratios make a typo (``19210222`` vs
 ``19220222``: 0.875) score at least what ``"ratio"`` gives it, whether on the
 text or on the digits of two differently written dates. With a year-only
-value on either side the years are compared: 1 when equal, else
+value on either side the years are compared: 0.985 when equal (below), else
 ``max(proximity(365 · |Δ years|), ratio(yyyy a, yyyy b), ratio(text a, text
 b))``. A misspelt date scores the two ratios against a date or another
 misspelt date, and compares its year against a year-only value.
+
+Two values whose years agree, one of them at least known only to its year,
+score 0.985 (:data:`YEAR_SCORE`): the years agree, which says less than two
+whole dates agreeing, and the match model reads it as a level of its own
+(:data:`YEAR_CUTS`). A value is known only to its year when it is a year alone
+or a date on one of the field's *placeholder days*: a day of the year on which
+far more of its dates fall than a calendar can explain (1 January holds 40% of
+historical_50k's dates of birth: an unknown day written as the first), found
+from every record of the tables by :func:`check_days`. Two such dates of
+different years are compared as dates.
 
 Either comparison is NaN when either value is missing or does not parse.
 """
@@ -101,11 +111,15 @@ from lsh_frame.shingle import (
 __all__ = [
     "TYPED_COMPARISONS",
     "DateValues",
+    "DayCheck",
+    "DayCounts",
     "NumberValues",
     "TypedColumn",
     "auto_typed_comparison",
+    "check_days",
     "date_scores",
     "describe",
+    "equal_scores",
     "number_scores",
     "parse_dates",
     "parse_numbers",
@@ -126,6 +140,29 @@ AUTO_MARKED_SHARE = 0.3
 
 #: Score of a date whose day and month are swapped.
 SWAPPED_SCORE = 0.9
+#: Score of two values whose years agree where one at least is known only to
+#: its year (a year alone, or a date on a placeholder day).
+YEAR_SCORE = 0.985
+#: Level cuts of a date field that holds values known only to their year: the
+#: four classic levels, and "the years agree" (YEAR_SCORE) between 0.98 and
+#: 0.99, a level of its own, whose weight the model learns. Nothing else scores
+#: there: two whole dates one day apart score 0.92, a typo in their digits at
+#: most 0.875. (historical_50k, whose dates of birth put 40% on 1 January: pair
+#: F1 0.8485 with those read as whole dates, 0.8502 so; with two placeholder
+#: dates of different years compared as years alone too, losing the ratio of
+#: their text that forgives a typo in the year, 0.8455.)
+YEAR_CUTS: tuple[float, ...] = (0.99, 0.98, 0.9, 0.8)
+#: A day of the year is a placeholder when at least this share of a field's
+#: dates fall on it (18 times a calendar day's share) ...
+PLACEHOLDER_SHARE = 0.05
+#: ... and at least this many records hold it; a field with at least this
+#: many values known only to their year is read at YEAR_CUTS. Measured: 1
+#: January holds 0.397 of historical_50k's dates of birth; the most common day
+#: of every other benchmark table's dates 0.005-0.014 (fake_1000's 1,000
+#: records, with their duplicates).
+PLACEHOLDER_ROWS = 10
+#: Slots of month * 100 + day (1-01 to 12-31).
+_DAY_SLOTS = 1232
 #: Days at which the proximity of two dates reaches 0 (ten years).
 PROXIMITY_DAYS = 3652
 _DAYS_PER_YEAR = 365
@@ -236,6 +273,20 @@ class DateValues:
             year_only, self.year, self.year * 10_000 + self.month * 100 + self.day
         )
         return _padded(number, np.where(year_only, 4, 8))
+
+    def year_level(self, placeholders: tuple[int, ...] = ()) -> npt.NDArray[np.bool_]:
+        """Whether each value is known only to its year.
+
+        A year alone, or a date on one of ``placeholders`` (days written
+        ``month * 100 + day``).
+        """
+        level = self.kind == _YEAR
+        if placeholders:
+            level = level | (
+                (self.kind == _FULL)
+                & np.isin(self.month * 100 + self.day, np.asarray(placeholders))
+            )
+        return np.asarray(level)
 
     def year_digits(self) -> npt.NDArray[np.object_]:
         """``yyyy`` of every value."""
@@ -749,18 +800,20 @@ def date_scores(
     first: npt.NDArray[np.int64],
     second: npt.NDArray[np.int64],
     text: pa.Array | None = None,
+    placeholders: tuple[int, ...] = (),
 ) -> npt.NDArray[np.float64]:
     """Scores of pairs of dates (see the module docstring for the formula).
 
     ``text``, when given, is each value's normalised text: a score is never
-    below the ``"ratio"`` of the two texts either.
+    below the ``"ratio"`` of the two texts either. ``placeholders`` are the
+    field's placeholder days (``month * 100 + day``).
 
     Examples
     --------
     >>> import pyarrow as pa
     >>> dates = parse_dates(pa.array(["19210205", "19210502", "19220205", "1921"]))
     >>> date_scores(dates, np.array([0, 0, 0]), np.array([1, 2, 3])).round(3)
-    array([0.9  , 0.875, 1.   ])
+    array([0.9  , 0.875, 0.985])
     """
     left, right = dates.take(first), dates.take(second)
     result = np.full(first.size, np.nan)
@@ -822,7 +875,124 @@ def date_scores(
                 )
         result[compared] = np.maximum(result[compared], ratio)
     result[same] = 1.0
+    years_only = left.year_level(placeholders) | right.year_level(placeholders)
+    result[both & years_only & (year_gap == 0)] = YEAR_SCORE
     return result
+
+
+def equal_scores(
+    values: NumberValues | DateValues,
+    codes: npt.NDArray[np.int64],
+    placeholders: tuple[int, ...] = (),
+) -> npt.NDArray[np.float64]:
+    """Scores of pairs of two equal values (their dictionary codes).
+
+    1, NaN where the value does not parse, :data:`YEAR_SCORE` for a date known
+    only to its year (a year alone or on one of ``placeholders``).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> dates = parse_dates(pa.array(["1921-02-05", "1921", "1921-01-01", "x"]))
+    >>> equal_scores(dates, np.array([0, 1, 2, 3]), placeholders=(101,))
+    array([1.   , 0.985, 0.985,   nan])
+    """
+    result = np.where(values.present[codes], 1.0, np.nan)
+    if isinstance(values, DateValues):
+        result[values.year_level(placeholders)[codes]] = YEAR_SCORE
+    return np.asarray(result, dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class DayCounts:
+    """How many of a date field's values fall on each day of the year.
+
+    ``days[month * 100 + day]`` counts the whole dates on that day, ``years``
+    the values that are a year alone. Counts of parts add up (:meth:`merge`).
+    """
+
+    days: npt.NDArray[np.int64]
+    years: int
+
+    @classmethod
+    def of(cls, dates: DateValues, counts: npt.NDArray[np.int64]) -> DayCounts:
+        """Count ``dates``, each value held by ``counts`` records."""
+        full = dates.full
+        days = np.bincount(
+            (dates.month * 100 + dates.day)[full],
+            weights=counts[full],
+            minlength=_DAY_SLOTS,
+        ).astype(np.int64)
+        return cls(days, int(counts[dates.kind == _YEAR].sum()))
+
+    @classmethod
+    def merge(cls, parts: list[DayCounts]) -> DayCounts:
+        """Add up the counts of tables or partitions."""
+        days = np.zeros(_DAY_SLOTS, dtype=np.int64)
+        for part in parts:
+            days += part.days
+        return cls(days, sum(part.years for part in parts))
+
+
+@dataclass(frozen=True)
+class DayCheck:
+    """A date field's placeholder days, from every record of the tables."""
+
+    label: str
+    #: Whole dates, and values that are a year alone.
+    dates: int
+    years: int
+    #: The placeholder days (``month * 100 + day``) and the dates on each.
+    days: tuple[tuple[int, int], ...]
+
+    @property
+    def placeholders(self) -> tuple[int, ...]:
+        """The placeholder days, ``month * 100 + day``."""
+        return tuple(day for day, _ in self.days)
+
+    @property
+    def year_level(self) -> bool:
+        """Whether the field holds enough values known only to their year."""
+        held = self.years + sum(count for _, count in self.days)
+        return held >= PLACEHOLDER_ROWS
+
+    def to_dict(self) -> dict[str, object]:
+        """Return the counts, for ``attrs["lsh_frame"]["dates"]``."""
+        return {
+            "field": self.label,
+            "dates": self.dates,
+            "years_alone": self.years,
+            "placeholder_days": [
+                f"{day // 100:02d}-{day % 100:02d}" for day, _ in self.days
+            ],
+            "on_placeholder_days": [count for _, count in self.days],
+            "year_level": self.year_level,
+        }
+
+
+def check_days(label: str, counts: DayCounts) -> DayCheck:
+    """Return a field's placeholder days: those holding PLACEHOLDER_SHARE of its dates.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> text = ["1854-01-01"] * 30 + [f"1850-03-{day:02d}" for day in range(1, 29)]
+    >>> dates = parse_dates(pa.array(text))
+    >>> check = check_days("dob", DayCounts.of(dates, np.ones(len(text), np.int64)))
+    >>> check.placeholders, check.year_level
+    ((101,), True)
+    """
+    total = int(counts.days.sum())
+    held = np.flatnonzero(
+        (counts.days >= PLACEHOLDER_ROWS)
+        & (counts.days >= PLACEHOLDER_SHARE * max(total, 1))
+    )
+    return DayCheck(
+        label,
+        total,
+        counts.years,
+        tuple((int(day), int(counts.days[day])) for day in held),
+    )
 
 
 #: Pairs from which rapidfuzz compares on every core: starting its threads
@@ -857,16 +1027,18 @@ def typed_scores(
     first: npt.NDArray[np.int64],
     second: npt.NDArray[np.int64],
     text: pa.Array,
+    placeholders: tuple[int, ...] = (),
 ) -> npt.NDArray[np.float64]:
     """Scores of value pairs (dictionary codes) by ``"number"`` or ``"date"``.
 
-    ``text`` is the normalised text of the values (a floor of date scores).
+    ``text`` is the normalised text of the values (a floor of date scores),
+    ``placeholders`` a date field's placeholder days.
     """
     if comparison == "number":
         assert isinstance(values, NumberValues)
         return number_scores(values, first, second)
     assert isinstance(values, DateValues)
-    return date_scores(values, first, second, text)
+    return date_scores(values, first, second, text, placeholders)
 
 
 # ----------------------------------------------------------------------------

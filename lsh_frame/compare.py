@@ -45,8 +45,14 @@ from lsh_frame._kernels import sets
 from lsh_frame._kernels.pairs import sorted_unique
 from lsh_frame._typed_compare import (
     TYPED_COMPARISONS,
+    YEAR_CUTS,
+    DateValues,
+    DayCheck,
+    DayCounts,
     TypedColumn,
     auto_typed_comparison,
+    check_days,
+    equal_scores,
     fuzzy_workers,
     typed_scores,
     typed_values,
@@ -79,6 +85,7 @@ from lsh_frame.model import (
     expected_f1_cut,
     learn_model,
     merge_probability_counts,
+    placeholders_dict,
     probability_counts,
 )
 from lsh_frame.one_to_one import (
@@ -451,6 +458,7 @@ def _score_text_field(
     owner: str,
     frequencies: _tfidf.DocumentFrequencies | None = None,
     encoded: _Encoded | None = None,
+    placeholders: tuple[int, ...] = (),
 ) -> dict[str, npt.NDArray[np.float64]]:
     if encoded is None:
         encoded = _encode(spec, left, right, owner)
@@ -527,9 +535,14 @@ def _score_text_field(
             ),
         )
         field_score = spread(
-            np.where(read.present[first[equal]], 1.0, np.nan),
+            equal_scores(read, first[equal], placeholders),
             typed_scores(
-                comparison, read, distinct_low, distinct_high, encoded.dictionary
+                comparison,
+                read,
+                distinct_low,
+                distinct_high,
+                encoded.dictionary,
+                placeholders,
             ),
         )
     elif comparison == "tfidf":
@@ -887,6 +900,14 @@ class ScorePlan:
     nicknames: tuple[str, ...] = ()
     #: The statistics that decided ``nicknames`` (none when a model gave them).
     name_checks: tuple[_nicknames.NameCheck, ...] = ()
+    #: Placeholder days of the ``"date"`` fields (``month * 100 + day``; see
+    #: :func:`check_dates`): a date on one is known only to its year.
+    placeholders: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    #: ``"date"`` fields holding values known only to their year: read at
+    #: YEAR_CUTS, where "the years agree" is a level of its own.
+    year_fields: tuple[str, ...] = ()
+    #: The statistics that decided both (none when a model gave them).
+    date_checks: tuple[DayCheck, ...] = ()
 
     @property
     def tfidf_fields(self) -> list[Field]:
@@ -909,7 +930,12 @@ class ScorePlan:
         given = self.given_model
         if given is not None:
             return {label: given.cuts_of(label) for label in self.labels}
-        return {label: cuts_for(self.comparisons[label]) for label in self.labels}
+        return {
+            label: YEAR_CUTS
+            if label in self.year_fields
+            else cuts_for(self.comparisons[label])
+            for label in self.labels
+        }
 
     @property
     def labels(self) -> list[str]:
@@ -1025,7 +1051,72 @@ def check_tables(plan: ScorePlan, tables: list[pd.DataFrame], owner: str) -> Sco
         ]
     )
     plan = check_swaps(plan, tables, owner, values=values)
-    return check_nicknames(plan, tables, owner, values=values)
+    plan = check_nicknames(plan, tables, owner, values=values)
+    return check_dates(plan, tables, owner)
+
+
+def date_fields(plan: ScorePlan) -> list[Field]:
+    """Return the fields compared by ``"date"``."""
+    return [spec for spec in plan.specs if plan.comparisons[spec.label] == "date"]
+
+
+def count_days(spec: Field, table: pd.DataFrame, owner: str) -> DayCounts:
+    """Count a ``"date"`` field's values of one table by day of the year."""
+    encoded = _field_text(table, spec, owner=owner).dictionary_encode()
+    codes = pc.fill_null(encoded.indices, -1).to_numpy()
+    dates = typed_values(
+        "date",
+        encoded.dictionary,
+        [TypedColumn(table[spec.columns[0]], codes)]
+        if len(spec.columns) == 1
+        else None,
+    )
+    assert isinstance(dates, DateValues)
+    counts = np.bincount(codes[codes >= 0], minlength=len(encoded.dictionary))
+    return DayCounts.of(dates, counts.astype(np.int64))
+
+
+def check_dates(plan: ScorePlan, tables: list[pd.DataFrame], owner: str) -> ScorePlan:
+    """Return the plan with its date fields' placeholder days.
+
+    A given model brings its own (and its level cuts); otherwise every record
+    of every table counts (see :func:`lsh_frame._typed_compare.check_days`),
+    whichever pairs are scored.
+    """
+    given = plan.given_model
+    specs = date_fields(plan)
+    if given is not None:
+        labels = {spec.label for spec in specs}
+        wrong = [label for label in given.placeholders if label not in labels]
+        if wrong:
+            raise ConfigError(
+                f"{owner} got a learned model that reads placeholder days in "
+                f"{wrong!r}, but these fields are not compared by 'date' here. "
+                "Score with the fields and comparisons the model was learned with."
+            )
+        return replace(plan, placeholders=dict(given.placeholders))
+    return with_date_checks(
+        plan,
+        [
+            check_days(
+                spec.label,
+                DayCounts.merge([count_days(spec, table, owner) for table in tables]),
+            )
+            for spec in specs
+        ],
+    )
+
+
+def with_date_checks(plan: ScorePlan, checks: list[DayCheck]) -> ScorePlan:
+    """Return the plan with these statistics and what they decide."""
+    return replace(
+        plan,
+        placeholders={
+            check.label: check.placeholders for check in checks if check.placeholders
+        },
+        year_fields=tuple(check.label for check in checks if check.year_level),
+        date_checks=tuple(checks),
+    )
 
 
 def check_swaps(
@@ -1526,6 +1617,7 @@ def score_fields(
             owner=owner,
             frequencies=plan.frequencies.get(spec.label),
             encoded=shared.get(spec.label),
+            placeholders=plan.placeholders.get(spec.label, ()),
         )
 
     specs = plan.specs
@@ -2101,6 +2193,12 @@ def scored_attrs(
             {"field": label, "given_names": True, "from": "model"}
             for label in plan.nicknames
         ],
+        "dates": [check.to_dict() for check in plan.date_checks]
+        if given is None
+        else [
+            {"field": label, "placeholder_days": days, "from": "model"}
+            for label, days in placeholders_dict(plan.placeholders).items()
+        ],
         **_fallback(plan, chosen, model, fit),
         "model": None
         if model is None
@@ -2110,6 +2208,11 @@ def scored_attrs(
             **({"swaps": [list(pair) for pair in plan.swaps]} if plan.swaps else {}),
             **({"shifts": [list(pair) for pair in plan.shifts]} if plan.shifts else {}),
             **({"nicknames": list(plan.nicknames)} if plan.nicknames else {}),
+            **(
+                {"placeholders": placeholders_dict(plan.placeholders)}
+                if plan.placeholders
+                else {}
+            ),
             "fit": fit if given is None else "given",
         },
     }

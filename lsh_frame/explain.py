@@ -12,6 +12,7 @@ import pyarrow as pa
 
 from lsh_frame._typed_compare import (
     TYPED_COMPARISONS,
+    DateValues,
     TypedColumn,
     describe,
     typed_values,
@@ -310,8 +311,17 @@ def _pair_of(
     )
 
 
-def _read_as(comparison: str, spec: Any, row: pd.DataFrame, text: str | None) -> str:
-    """How ``"number"`` or ``"date"`` read one record's value."""
+def _read_as(
+    comparison: str,
+    spec: Any,
+    row: pd.DataFrame,
+    text: str | None,
+    placeholders: tuple[str, ...] = (),
+) -> str:
+    """How ``"number"`` or ``"date"`` read one record's value.
+
+    ``placeholders``: the field's placeholder days (``"mm-dd"``).
+    """
     if text is None or not text.strip():
         return "missing"
     columns = (
@@ -320,7 +330,10 @@ def _read_as(comparison: str, spec: Any, row: pd.DataFrame, text: str | None) ->
         else None
     )
     read = typed_values(comparison, pa.array([text], pa.large_string()), columns)
-    return describe(read)[0]
+    shown = describe(read)[0]
+    if isinstance(read, DateValues) and read.full[0] and shown[5:] in placeholders:
+        shown += f" (a placeholder day: year {shown[:4]} alone)"
+    return shown
 
 
 def _model_of(
@@ -492,6 +505,10 @@ def explain(
         column = f"{first}_{second}_swapped"
         if column in scored and bool(scored[column].iloc[0]):
             crossed[first], crossed[second] = second, first
+    placeholders = {
+        check["field"]: tuple(check["placeholder_days"])
+        for check in scored.attrs["lsh_frame"]["dates"]
+    }
     shifted = {}
     for check in scored.attrs["lsh_frame"]["shifts"]:
         column = f"{check['field']}_as_{check['into']}"
@@ -517,7 +534,15 @@ def explain(
                 continue
             text = _field_text(row, spec, owner="explain")[0].as_py()
             if comparisons[spec.label] in TYPED_COMPARISONS:
-                read_as.append(_read_as(comparisons[spec.label], spec, row, text))
+                read_as.append(
+                    _read_as(
+                        comparisons[spec.label],
+                        spec,
+                        row,
+                        text,
+                        placeholders.get(spec.label, ()),
+                    )
+                )
             values.append(text)
             shingles.append(shingle_texts(text, spec.shingle_config))
         level, model_weight, running = reading.get(spec.label, (None, None, None))

@@ -71,6 +71,7 @@ from lsh_frame.compare import (
 )
 from lsh_frame.errors import ColumnError, ConfigError, ConfigTypeError
 from lsh_frame.lsh import LshPlan
+from lsh_frame.model import placeholders_dict, read_placeholders
 from lsh_frame.neighbours import (
     DEDUPE,
     WORK_PER_RECORD,
@@ -1373,6 +1374,8 @@ class Index:
             "swaps": [list(pair) for pair in self._plan.swaps],
             "shifts": [list(pair) for pair in self._plan.shifts],
             "nicknames": list(self._plan.nicknames),
+            # Placeholder days of date fields (older indexes have none).
+            "placeholders": placeholders_dict(self._plan.placeholders),
             "decision": (
                 {"model": model.to_dict()}
                 if model is not None
@@ -1502,6 +1505,9 @@ class Index:
                 (first, second) for first, second in manifest.get("shifts", [])
             ),
             nicknames=tuple(manifest.get("nicknames", [])),
+            placeholders=read_placeholders(
+                manifest.get("placeholders", {}), manifest["comparisons"], "Index.load"
+            ),
         )
         state = _read(folder / "state.arrow")
         vocabulary = None

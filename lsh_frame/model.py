@@ -541,6 +541,9 @@ class MatchModel:
     #: Fields of given names (see :mod:`lsh_frame._nicknames`): the decision
     #: reads two familiar forms of one name as nearly agreeing.
     nicknames: tuple[str, ...] = ()
+    #: Placeholder days of date fields (``month * 100 + day``; see
+    #: :mod:`lsh_frame._typed_compare`): a date on one is known only to its year.
+    placeholders: dict[str, tuple[int, ...]] = dataclasses.field(default_factory=dict)
     #: A pair is a match when its probability reaches this: half the best F1
     #: that the probabilities of the pairs it learned from expect (see
     #: :func:`expected_f1_cut`); 0.5 for models saved before it.
@@ -686,6 +689,7 @@ class MatchModel:
                 f"{owner} got a learned model whose 'nicknames' is not a list of its "
                 f"fields ({', '.join(sorted(m))}). Got {nicknames!r}."
             )
+        placeholders = read_placeholders(learned.get("placeholders", {}), m, owner)
         return cls(
             prior=prior,
             m=m,
@@ -698,6 +702,7 @@ class MatchModel:
             swaps=swaps,
             shifts=shifts,
             nicknames=tuple(nicknames),
+            placeholders=placeholders,
             match_cut=float(match_cut),
             cuts=tuple(float(cut) for cut in cuts),
             field_cuts={
@@ -1301,8 +1306,50 @@ class MatchModel:
             **({"swaps": [list(pair) for pair in self.swaps]} if self.swaps else {}),
             **({"shifts": [list(pair) for pair in self.shifts]} if self.shifts else {}),
             **({"nicknames": list(self.nicknames)} if self.nicknames else {}),
+            **(
+                {"placeholders": placeholders_dict(self.placeholders)}
+                if self.placeholders
+                else {}
+            ),
             "match_cut": self.match_cut,
         }
+
+
+def placeholders_dict(placeholders: dict[str, tuple[int, ...]]) -> dict[str, list[str]]:
+    """Return placeholder days as saved: ``{"dob": ["01-01"]}``."""
+    return {
+        label: [f"{day // 100:02d}-{day % 100:02d}" for day in days]
+        for label, days in placeholders.items()
+    }
+
+
+def read_placeholders(
+    given: Any, fields: Any, owner: str
+) -> dict[str, tuple[int, ...]]:
+    """Read saved placeholder days (see :func:`placeholders_dict`) of ``fields``."""
+    problem = (
+        f"{owner} got a learned model whose 'placeholders' is not a mapping of "
+        "its fields to lists of days written 'mm-dd'"
+    )
+    if not isinstance(given, dict) or not all(label in fields for label in given):
+        raise ConfigError(f"{problem} ({', '.join(sorted(fields))}). Got {given!r}.")
+    result = {}
+    for label, days in given.items():
+        if not isinstance(days, (list, tuple)):
+            raise ConfigError(f"{problem}. Got {days!r} for {label!r}.")
+        read = []
+        for day in days:
+            month, _, of_month = str(day).partition("-")
+            number = (
+                int(month) * 100 + int(of_month)
+                if month.isdigit() and of_month.isdigit()
+                else 0
+            )
+            if not (1 <= number // 100 <= 12 and 1 <= number % 100 <= 31):
+                raise ConfigError(f"{problem}. Got {day!r} for {label!r}.")
+            read.append(number)
+        result[label] = tuple(read)
+    return result
 
 
 def expected_f1_cut(

@@ -1,5 +1,6 @@
 """compare="number" and "date": parsing rules, scores, auto detection, engines."""
 
+import collections
 import datetime
 import json
 import math
@@ -40,15 +41,34 @@ def proximity(days):
     return max(0.0, 1.0 - math.log(1 + days) / math.log(1 + 3652))
 
 
-def reference_date_score(first, second, first_text, second_text):
-    """``first``/``second``: a datetime.date, an int year, or None."""
+def reference_placeholders(values):
+    """Days of the year (month, day) holding >= 10 and >= 5% of the dates."""
+    days = collections.Counter(
+        (value.month, value.day) for value in values if isinstance(value, datetime.date)
+    )
+    total = sum(days.values())
+    return {day for day, count in days.items() if count >= 10 and count >= 0.05 * total}
+
+
+def reference_date_score(first, second, first_text, second_text, placeholders=()):
+    """``first``/``second``: a datetime.date, an int year, or None.
+
+    A date on one of ``placeholders`` ((month, day)) is known only to its year.
+    """
     if first is None or second is None:
         return math.nan
+
+    def year_alone(value):
+        return isinstance(value, int) or (value.month, value.day) in placeholders
+
+    def year_of(value):
+        return value if isinstance(value, int) else value.year
+
+    if (year_alone(first) or year_alone(second)) and year_of(first) == year_of(second):
+        return 0.985
     if isinstance(first, int) or isinstance(second, int):
         first_year = first if isinstance(first, int) else first.year
         second_year = second if isinstance(second, int) else second.year
-        if first_year == second_year:
-            return 1.0
         by_date = proximity(365 * abs(first_year - second_year))
         digits = ratio(f"{first_year:04d}", f"{second_year:04d}")
     else:
@@ -321,8 +341,11 @@ def test_date_scores_equal_the_reference(rows):
     frame = pd.DataFrame({"born": pd.array(texts, dtype=object)})
     pairs = all_pairs(len(frame))
     _, got = field_scores(frame, lf.Field("born", compare="date"), pairs)
+    placeholders = reference_placeholders(values)
     want = [
-        reference_date_score(values[left], values[right], texts[left], texts[right])
+        reference_date_score(
+            values[left], values[right], texts[left], texts[right], placeholders
+        )
         for left, right in zip(pairs["left"], pairs["right"], strict=True)
     ]
     np.testing.assert_allclose(got, want, rtol=1e-12)
@@ -349,7 +372,8 @@ def test_date_scores_of_typical_differences():
     assert got[1] == pytest.approx(proximity(1))
     assert got[2] == pytest.approx(max(proximity(28), 0.9))  # text ratio: 1 digit
     assert got[3] == pytest.approx(ratio("1921-02-05", "1931-02-05"))
-    assert got[4:6].tolist() == [1.0, 1.0]
+    # The year alone agrees only on the year: a level below agreeing dates.
+    assert got[4:6].tolist() == [_typed_compare.YEAR_SCORE, 1.0]
     assert np.isnan(got[6])
 
 
@@ -368,6 +392,9 @@ def test_date_never_scores_below_ratio_on_digit_text(values):
     _, by_ratio = field_scores(frame, lf.Field("dob", compare="ratio"), pairs)
     parsed = _typed_compare.parse_dates(pa.array(values)).present
     both = parsed[pairs["left"]] & parsed[pairs["right"]]
+    # Except where the years are all that agree (ten equal days of the year
+    # among these values make a placeholder day).
+    both &= by_date != _typed_compare.YEAR_SCORE
     assert (by_date[both] >= by_ratio[both] - 1e-12).all()
     assert np.isnan(by_date[~both]).all()
 
@@ -765,7 +792,8 @@ def test_explain_shows_how_values_were_read():
     other = lf.explain(frame, (0, 2), fields, min_score=0.5)
     assert other.fields[0].read_as == ("1299.99", "not a number")
     assert other.fields[1].read_as == ("1921-02-22", "year 1921")
-    assert math.isnan(other.fields[0].score) and other.fields[1].score == 1.0
+    assert math.isnan(other.fields[0].score)
+    assert other.fields[1].score == _typed_compare.YEAR_SCORE
     # "auto" that resolves to a typed comparison shows it too; text does not.
     two = frame.iloc[:2].assign(name=["ann lee", "anne lee"])
     by_name = lf.explain(two, (0, 1), ["price", "name"], min_score=0.5)

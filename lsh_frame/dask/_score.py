@@ -22,6 +22,7 @@ from dask import delayed
 
 from lsh_frame import _nicknames, _progress, _swaps
 from lsh_frame._tfidf import DocumentFrequencies
+from lsh_frame._typed_compare import DayCounts, check_days
 from lsh_frame._validation import check_columns
 from lsh_frame.blocking import Field, _as_fields
 from lsh_frame.compare import (
@@ -34,9 +35,12 @@ from lsh_frame.compare import (
     _check_pairs,
     _positions,
     alone_table,
+    check_dates,
     check_nicknames,
     check_swaps,
     comparison_step,
+    count_days,
+    date_fields,
     decide,
     decision_counts,
     field_scores,
@@ -57,6 +61,7 @@ from lsh_frame.compare import (
     warn_fallback,
     weak_keys,
     with_alone_prior,
+    with_date_checks,
     with_match_cut,
     with_name_checks,
     with_swap_checks,
@@ -409,12 +414,30 @@ def _part_counts(
     return _swaps.count_values(_swaps.normalised(part, pairs, owner), pairs)
 
 
+def _part_days(part: pd.DataFrame, specs: list[Field], owner: str) -> list[DayCounts]:
+    return [count_days(spec, part, owner) for spec in specs]
+
+
 def _check_tables(plan: ScorePlan, tables: list[Table], owner: str) -> ScorePlan:
-    """Return the plan with its swapped fields and fields of given names.
+    """Return the plan with its swapped fields, fields of given names and dates.
 
     From the counts of all partitions, which add up, so the partitions decide
     as the whole tables do in pandas (:func:`lsh_frame.compare.check_tables`).
     """
+    dated = date_fields(plan)
+    if plan.given_model is not None or not dated:
+        plan = check_dates(plan, [], owner)
+    else:
+        counted_days = _over_parts(tables, _part_days, dated, owner)
+        plan = with_date_checks(
+            plan,
+            [
+                check_days(
+                    spec.label, DayCounts.merge([part[number] for part in counted_days])
+                )
+                for number, spec in enumerate(dated)
+            ],
+        )
     specs = name_fields(plan)
     if plan.given_model is not None or not specs:
         return check_nicknames(check_swaps(plan, [], owner), [], owner)

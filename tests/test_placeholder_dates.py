@@ -1,0 +1,279 @@
+"""Dates known only to their year: years alone, and dates on a placeholder day (an
+unknown day of birth written as 1 January)."""
+
+import collections
+import datetime
+import warnings
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+from conftest import PEOPLE_FIELDS
+from hypothesis import given
+from hypothesis import strategies as st
+
+import lsh_frame as lf
+from lsh_frame import _typed_compare
+from lsh_frame._typed_compare import YEAR_CUTS, YEAR_SCORE
+from lsh_frame.errors import ConfigError
+
+COLUMNS = PEOPLE_FIELDS
+DOB = "date_of_birth"
+
+
+def no_placeholders(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Score without placeholder days (the behaviour before them)."""
+    monkeypatch.setattr(_typed_compare, "PLACEHOLDER_SHARE", 2.0)
+
+
+@pytest.fixture(scope="module")
+def jan_first(people_1500: pd.DataFrame) -> pd.DataFrame:
+    """people_1500 where every other person's date of birth is known only to its
+    year, written as 1 January (all of that person's records alike)."""
+    frame = people_1500.copy()
+    chosen = frame["entity_id"] % 2 == 0
+    years = frame.loc[chosen, DOB].str[:4]
+    frame.loc[chosen, DOB] = years + "-01-01"
+    return frame
+
+
+@pytest.fixture(scope="module")
+def jan_first_pairs(jan_first: pd.DataFrame) -> pd.DataFrame:
+    return lf.pairs(jan_first, COLUMNS)
+
+
+def python_placeholders(texts: list[str | None]) -> tuple[int, int, set[int]]:
+    """Whole dates, years alone and placeholder days, by the module's definition."""
+    days: collections.Counter[int] = collections.Counter()
+    years = 0
+    for text in texts:
+        if text is None:
+            continue
+        if len(text) == 4:
+            years += 1
+            continue
+        try:
+            day = datetime.date.fromisoformat(text)
+        except ValueError:
+            continue
+        days[day.month * 100 + day.day] += 1
+    total = sum(days.values())
+    held = {day for day, count in days.items() if count >= 10 and count >= 0.05 * total}
+    return total, years, held
+
+
+DATE_TEXT = st.one_of(
+    st.none(),
+    st.integers(1900, 1903).map(str),  # a year alone
+    st.builds(
+        lambda year, month, day: f"{year}-{month:02d}-{day:02d}",
+        st.integers(1900, 1903),
+        st.sampled_from([1, 2]),
+        st.sampled_from([1, 2, 30]),  # 02-30 is no date
+    ),
+)
+
+
+@given(st.lists(DATE_TEXT, max_size=200), st.integers(0, 200))
+def test_day_counts_match_a_python_reference_and_add_up(texts, cut):
+    def counts(part: list[str | None]) -> _typed_compare.DayCounts:
+        array = pa.array(part, pa.large_string())
+        dates = _typed_compare.parse_dates(array)
+        return _typed_compare.DayCounts.of(dates, np.ones(len(part), dtype=np.int64))
+
+    whole = _typed_compare.check_days("born", counts(texts))
+    parts = _typed_compare.DayCounts.merge([counts(texts[:cut]), counts(texts[cut:])])
+    assert _typed_compare.check_days("born", parts) == whole
+    total, years, held = python_placeholders(texts)
+    assert (whole.dates, whole.years, set(whole.placeholders)) == (total, years, held)
+    assert whole.year_level == (years + sum(count for _, count in whole.days) >= 10)
+
+
+def test_placeholder_dates_agree_only_on_the_year() -> None:
+    real = [f"1950-03-{day:02d}" for day in range(1, 29)]
+    frame = pd.DataFrame({"born": ["1954-01-01"] * 12 + real + ["1954-06-03", "1955"]})
+    pairs = pd.DataFrame(
+        {
+            "left": [0, 0, 12, 0, 0, 12],
+            "right": [1, 40, 13, 28, 41, 12 + 27],
+        }
+    )
+    frame.loc[28, "born"] = "1955-01-01"
+    scored = lf.score(frame, pairs, [lf.Field("born", compare="date")], min_score=0.5)
+    got = scored["born_score"].to_numpy()
+    # Two placeholders of one year; a placeholder and a date of that year.
+    assert got[:2].tolist() == [YEAR_SCORE, YEAR_SCORE]
+    # Two whole dates compare as before: a day apart.
+    assert got[2] == pytest.approx(_typed_compare.proximity(np.array([1]))[0])
+    # Placeholders of different years compare as dates (the ratio of a typo).
+    assert got[3] == pytest.approx(0.9)
+    # A year alone against a placeholder of another year, a whole date against
+    # a year alone of another: below "nearly".
+    assert got[4] <= 0.8
+    assert got[5] <= 0.8
+    (check,) = scored.attrs["lsh_frame"]["dates"]
+    assert check == {
+        "field": "born",
+        "dates": 41,
+        "years_alone": 1,
+        "placeholder_days": ["01-01"],
+        "on_placeholder_days": [13],
+        "year_level": True,
+    }
+    # Without the placeholder day, the same text agrees as whole dates.
+    few = frame.iloc[[0, 1, 40, 41]]
+    again = lf.score(
+        few,
+        pd.DataFrame({"left": [0, 0], "right": [1, 40]}),
+        [lf.Field("born", compare="date")],
+        min_score=0.5,
+    )
+    equal, same_year = again["born_score"].tolist()
+    assert equal == 1.0 and same_year < 0.9  # five months apart
+    assert again.attrs["lsh_frame"]["dates"][0]["placeholder_days"] == []
+
+
+def test_the_model_reads_the_years_agreeing_as_a_level_of_its_own(
+    jan_first: pd.DataFrame,
+    jan_first_pairs: pd.DataFrame,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    (check,) = jan_first_pairs.attrs["lsh_frame"]["dates"]
+    assert check["placeholder_days"] == ["01-01"] and check["year_level"]
+    learned = jan_first_pairs.attrs["lsh_frame"]["model"]
+    assert learned["field_cuts"][DOB] == list(YEAR_CUTS)
+    assert learned["placeholders"] == {DOB: ["01-01"]}
+    agree, years = learned["fields"][DOB]["weight"][:2]
+    assert years < agree  # the year says less than the whole date
+    scores = jan_first_pairs[f"{DOB}_score"].to_numpy()
+    on_year = scores == YEAR_SCORE
+    assert on_year.sum() > 100
+    truth = jan_first["entity_id"]
+    no_placeholders(monkeypatch)
+    before = lf.pairs(jan_first, COLUMNS)
+    assert DOB not in before.attrs["lsh_frame"]["model"]["field_cuts"]
+    same = (
+        jan_first.loc[jan_first_pairs["left"], DOB].to_numpy()
+        == jan_first.loc[jan_first_pairs["right"], DOB].to_numpy()
+    )
+    assert (
+        on_year[same]
+        == jan_first_pairs["left"]
+        .map(jan_first[DOB])
+        .str.endswith("-01-01")
+        .to_numpy()[same]
+    ).all()
+    assert (before[f"{DOB}_score"].to_numpy()[on_year & same] == 1.0).all()
+    after, was = lf.evaluate(jan_first_pairs, truth), lf.evaluate(before, truth)
+    assert after.f1 >= was.f1
+
+
+def test_dates_spread_over_the_calendar_have_no_placeholder(
+    people_1500: pd.DataFrame, people_1500_pairs: pd.DataFrame
+) -> None:
+    (check,) = people_1500_pairs.attrs["lsh_frame"]["dates"]
+    assert check["placeholder_days"] == [] and not check["year_level"]
+    learned = people_1500_pairs.attrs["lsh_frame"]["model"]
+    assert "placeholders" not in learned and DOB not in learned["field_cuts"]
+    assert (people_1500_pairs[f"{DOB}_score"] != YEAR_SCORE).all()
+
+
+def test_a_saved_model_keeps_its_placeholder_days(
+    jan_first: pd.DataFrame, jan_first_pairs: pd.DataFrame
+) -> None:
+    learned = jan_first_pairs.attrs["lsh_frame"]["model"]
+    model = lf.compare.MatchModel.from_dict(learned)
+    assert model.placeholders == {DOB: (101,)}
+    assert model.field_cuts[DOB] == YEAR_CUTS
+    again_model = lf.compare.MatchModel.from_dict(model.to_dict())
+    assert again_model.placeholders == model.placeholders
+    # A part of the pairs too small to show the placeholder scores as all.
+    part = jan_first_pairs.iloc[::50][["left", "right", "found_by"]]
+    got = lf.score(jan_first, part, COLUMNS, min_score=learned)
+    columns = [f"{label}_score" for label in COLUMNS]
+    columns += ["score", "match_probability", "match"]
+    pd.testing.assert_frame_equal(
+        got[columns], jan_first_pairs.loc[part.index, columns]
+    )
+    assert got.attrs["lsh_frame"]["dates"] == [
+        {"field": DOB, "placeholder_days": ["01-01"], "from": "model"}
+    ]
+    assert got.attrs["lsh_frame"]["model"]["placeholders"] == {DOB: ["01-01"]}
+
+
+@pytest.mark.parametrize(
+    ("placeholders", "message"),
+    [
+        ({DOB: ["13-01"]}, "13-01"),
+        ({DOB: "01-01"}, "Got '01-01'"),
+        ({"nope": ["01-01"]}, "not a mapping"),
+        (["01-01"], "not a mapping"),
+    ],
+)
+def test_wrong_saved_placeholder_days_are_refused(
+    jan_first: pd.DataFrame, jan_first_pairs: pd.DataFrame, placeholders, message
+) -> None:
+    learned = {
+        **jan_first_pairs.attrs["lsh_frame"]["model"],
+        "placeholders": placeholders,
+    }
+    with pytest.raises(ConfigError, match=message):
+        lf.compare.MatchModel.from_dict(learned)
+
+
+def test_a_model_whose_date_field_compares_otherwise_is_refused(
+    jan_first: pd.DataFrame, jan_first_pairs: pd.DataFrame
+) -> None:
+    learned = jan_first_pairs.attrs["lsh_frame"]["model"]
+    fields = [*COLUMNS[:2], lf.Field(DOB, compare="ratio"), COLUMNS[3]]
+    with pytest.raises(ConfigError, match="placeholder days"):
+        lf.pairs(jan_first, fields, min_score=learned)
+
+
+def test_explain_says_a_date_is_on_a_placeholder_day(
+    jan_first: pd.DataFrame, jan_first_pairs: pd.DataFrame
+) -> None:
+    row = jan_first_pairs[jan_first_pairs[f"{DOB}_score"] == YEAR_SCORE].iloc[0]
+    explanation = lf.explain(jan_first, row, COLUMNS)
+    (item,) = [item for item in explanation.fields if item.field == DOB]
+    year = jan_first.loc[row["left"], DOB][:4]
+    assert item.read_as[0] == f"{year}-01-01 (a placeholder day: year {year} alone)"
+    assert item.score == YEAR_SCORE
+    assert "[0.98, 0.99)" in str(explanation)
+
+
+def test_dask_reads_the_same_placeholder_days(jan_first: pd.DataFrame) -> None:
+    dask = pytest.importorskip("dask")
+    import dask.dataframe as dd
+
+    import lsh_frame.dask  # noqa: F401  (registers ddf.lsh)
+
+    with dask.config.set(scheduler="synchronous"):
+        ddf = dd.from_pandas(jan_first, npartitions=4, sort=False)
+        frame = ddf.compute()
+        got = ddf.lsh.pairs(COLUMNS).compute()
+    want = lf.pairs(frame, COLUMNS)
+    assert (want[f"{DOB}_score"] == YEAR_SCORE).any()
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+    assert got.attrs == want.attrs
+
+
+def test_a_saved_index_reads_placeholder_days(
+    jan_first: pd.DataFrame, tmp_path
+) -> None:
+    saved = jan_first[COLUMNS].iloc[:1_400]
+    new = saved.iloc[::50].set_axis([f"new-{label}" for label in saved.index[::50]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        index = lf.Index.build(saved, COLUMNS, min_score=0.5)
+    found = index.query(new, k=3)
+    itself = found[found["left"] == found["right"].str[4:].astype(saved.index.dtype)]
+    on_year = new[DOB].str.endswith("-01-01").to_numpy()
+    assert on_year.any() and (~on_year).any()
+    by_record = itself.set_index("right")[f"{DOB}_score"]
+    want = np.where(on_year, YEAR_SCORE, 1.0)
+    np.testing.assert_array_equal(by_record.loc[new.index].to_numpy(), want)
+    index.save(tmp_path / "ix")
+    loaded = lf.Index.load(tmp_path / "ix")
+    pd.testing.assert_frame_equal(loaded.query(new, k=3), found)
