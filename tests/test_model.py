@@ -537,6 +537,108 @@ def test_fields_that_differ_together_weigh_as_one_observation():
     )
 
 
+def test_a_part_of_a_group_that_differs_weighs_as_one_observation():
+    bottom, missing = len(model.LEVEL_CUTS), len(model.LEVEL_CUTS) + 1
+    cells = {
+        ("differ", 0b111): (0.05, 0.5),
+        ("differ among more", 0b011): (0.08, 0.45),
+    }
+    learned = _three_fields_model(cells)
+    per_field = np.log(0.07 / 0.6)
+    agrees = np.log(0.85 / 0.3)
+    # street and city differ, postcode agrees; street and postcode differ
+    # (no cell: each its own); all differ; street and city differ, postcode
+    # missing (all present differ: a "differ" cell, none here); one differs
+    levels = {
+        "street": np.array([bottom, bottom, bottom, bottom, bottom]),
+        "city": np.array([bottom, 0, bottom, bottom, 0]),
+        "postcode": np.array([0, bottom, bottom, missing, 0]),
+        "name": np.zeros(5, dtype=np.intp),
+    }
+    weights = learned.level_weights(levels)
+    assert weights["street"][0] + weights["city"][0] == pytest.approx(
+        np.log(0.08 / 0.45)
+    )
+    assert weights["postcode"][0] == pytest.approx(agrees)  # keeps its own
+    assert weights["street"][1] == pytest.approx(per_field)
+    assert weights["postcode"][1] == pytest.approx(per_field)
+    group = weights["street"] + weights["city"] + weights["postcode"]
+    assert group[2] == pytest.approx(np.log(0.05 / 0.5))
+    assert group[3] == pytest.approx(2 * per_field)
+    assert group[4] == pytest.approx(per_field + 2 * agrees)
+    readings = learned.joint_readings(levels)
+    assert [
+        (fields, kind, chosen.tolist()) for fields, kind, chosen, _ in readings
+    ] == [
+        (("street", "city", "postcode"), "differ", [False, False, True, False, False]),
+        (("street", "city"), "differ", [True, False, False, False, False]),
+    ]
+    # A model saved without such cells reads those pairs field by field.
+    older = _three_fields_model({("differ", 0b111): (0.05, 0.5)})
+    assert older.level_weights(levels)["street"][0] == pytest.approx(per_field)
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 4), st.integers(0, 4), st.integers(0, 4)),
+        min_size=1,
+        max_size=60,
+    ),
+    st.lists(st.floats(0, 1), min_size=60, max_size=60),
+)
+def test_shares_of_a_differing_part_match_a_python_reference(rows, shares):
+    bottom, missing = len(model.LEVEL_CUTS), len(model.LEVEL_CUTS) + 1
+    patterns = np.array(rows, dtype=np.intp)
+    patterns[patterns == 4] = missing
+    matched = np.array(shares[: len(rows)])
+    unmatched = 1 - matched
+    fields = ("street", "city", "postcode")
+    start = _three_fields_model({})
+    grouped = start.with_together(list(fields), patterns, matched, unmatched, (fields,))
+    (group,) = grouped.together
+    for mask in (0b011, 0b101, 0b110, 0b111):
+        members = [bit for bit in range(3) if mask >> bit & 1]
+        want = []
+        for mass in (matched, unmatched):
+            seen = hit = 0.0
+            for row, weight in zip(rows, mass, strict=False):
+                levels = [bottom if row[bit] == 3 else row[bit] for bit in members]
+                if all(row[bit] != 4 for bit in members):
+                    seen += weight
+                    hit += weight * all(level == bottom for level in levels)
+            want.append((hit + 0.5) / (seen + 1.0))
+        assert group.cells["differ among more", mask] == pytest.approx(tuple(want))
+
+
+def test_refining_finds_people_who_moved_and_kept_their_phone(monkeypatch):
+    rng = np.random.default_rng(11)
+    size = 60_000
+    bottom = len(model.LEVEL_CUTS)
+    truth = rng.random(size) < 0.1
+    moved = truth & (rng.random(size) < 0.15)
+    household = rng.random(size) < 0.2
+    name, born = _agrees(rng, truth, 0.9, 0.03), _agrees(rng, truth, 0.95, 0.05)
+    email = _agrees(rng, truth, 0.7, 0.01)
+    surname = _agrees(rng, truth, 0.9, 0.3)
+    place = np.where(truth & ~moved, 0, np.where(~truth & household, 0, bottom))
+    # A household shares its phone; a person who moved kept theirs.
+    phone = np.where(truth | household, 0, bottom)
+    labels = ["name", "surname", "born", "email", "street", "city", "postcode"]
+    labels.append("phone")
+    columns = [name, surname, born, email, place, place, place, phone]
+    levels = dict(zip(labels, columns, strict=True))
+    start = model.MatchModel.learn_levels(levels, truth & ~moved)
+    assert start is not None
+    refined, fit = model.MatchModel.refine(levels, start)
+    assert fit["together"] and "street" in fit["together"][0]
+    found = refined.probability_of_levels(levels) >= 0.5
+    assert found[moved].mean() > 0.9
+    assert found[~truth].mean() < 0.01
+    monkeypatch.setattr(model, "_TOGETHER_KINDS", ("differ", "agree"))
+    before, _ = model.MatchModel.refine(levels, start)
+    assert (before.probability_of_levels(levels)[moved] >= 0.5).mean() < 0.8
+
+
 def test_a_group_of_independent_fields_weighs_what_its_fields_add_up_to():
     rng = np.random.default_rng(8)
     size = 200_000
