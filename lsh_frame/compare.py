@@ -1086,14 +1086,9 @@ def check_dates(plan: ScorePlan, tables: list[pd.DataFrame], owner: str) -> Scor
     given = plan.given_model
     specs = date_fields(plan)
     if given is not None:
-        labels = {spec.label for spec in specs}
-        wrong = [label for label in given.placeholders if label not in labels]
-        if wrong:
-            raise ConfigError(
-                f"{owner} got a learned model that reads placeholder days in "
-                f"{wrong!r}, but these fields are not compared by 'date' here. "
-                "Score with the fields and comparisons the model was learned with."
-            )
+        _check_model_fields(
+            given.placeholders, specs, "reads placeholder days in", "'date'", owner
+        )
         return replace(plan, placeholders=dict(given.placeholders))
     return with_date_checks(
         plan,
@@ -1238,15 +1233,13 @@ def check_nicknames(
     given = plan.given_model
     specs = name_fields(plan)
     if given is not None:
-        labels = {spec.label for spec in specs}
-        wrong = [label for label in given.nicknames if label not in labels]
-        if wrong:
-            raise ConfigError(
-                f"{owner} got a learned model that reads familiar forms of given "
-                f"names in {wrong!r}, but these fields are not compared by a fuzzy "
-                "scorer here. Score with the fields and comparisons the model was "
-                "learned with."
-            )
+        _check_model_fields(
+            given.nicknames,
+            specs,
+            "reads familiar forms of given names in",
+            "a fuzzy scorer",
+            owner,
+        )
         return replace(plan, nicknames=given.nicknames)
     checks = [
         _nicknames.check(
@@ -1264,6 +1257,20 @@ def check_nicknames(
         for spec in specs
     ]
     return with_name_checks(plan, checks)
+
+
+def _check_model_fields(
+    labels: Any, specs: list[Field], reads: str, compared: str, owner: str
+) -> None:
+    """Refuse a given model whose reading of ``labels`` these fields cannot do."""
+    here = {spec.label for spec in specs}
+    wrong = [label for label in labels if label not in here]
+    if wrong:
+        raise ConfigError(
+            f"{owner} got a learned model that {reads} {wrong!r}, but these "
+            f"fields are not compared by {compared} here. Score with the fields "
+            "and comparisons the model was learned with."
+        )
 
 
 def with_name_checks(plan: ScorePlan, checks: list[_nicknames.NameCheck]) -> ScorePlan:

@@ -610,8 +610,11 @@ def test_shares_of_a_differing_part_match_a_python_reference(rows, shares):
         assert group.cells["differ among more", mask] == pytest.approx(tuple(want))
 
 
-def test_refining_finds_people_who_moved_and_kept_their_phone(monkeypatch):
-    rng = np.random.default_rng(11)
+def _movers(seed: int) -> tuple[np.ndarray, ...]:
+    """Matches of which 15% moved (street, city, postcode all differ), non-matches
+    of which a fifth share the whole address (a household): truth, moved,
+    household, the name, birth date, e-mail and place levels."""
+    rng = np.random.default_rng(seed)
     size = 60_000
     bottom = len(model.LEVEL_CUTS)
     truth = rng.random(size) < 0.1
@@ -619,8 +622,14 @@ def test_refining_finds_people_who_moved_and_kept_their_phone(monkeypatch):
     household = rng.random(size) < 0.2
     name, born = _agrees(rng, truth, 0.9, 0.03), _agrees(rng, truth, 0.95, 0.05)
     email = _agrees(rng, truth, 0.7, 0.01)
-    surname = _agrees(rng, truth, 0.9, 0.3)
     place = np.where(truth & ~moved, 0, np.where(~truth & household, 0, bottom))
+    return truth, moved, household, name, born, email, place
+
+
+def test_refining_finds_people_who_moved_and_kept_their_phone(monkeypatch):
+    truth, moved, household, name, born, email, place = _movers(11)
+    surname = _agrees(np.random.default_rng(12), truth, 0.9, 0.3)
+    bottom = len(model.LEVEL_CUTS)
     # A household shares its phone; a person who moved kept theirs.
     phone = np.where(truth | household, 0, bottom)
     labels = ["name", "surname", "born", "email", "street", "city", "postcode"]
@@ -665,18 +674,8 @@ def test_a_group_of_independent_fields_weighs_what_its_fields_add_up_to():
 
 
 def test_refining_reads_a_move_and_a_household_as_one_fact_each():
-    rng = np.random.default_rng(9)
-    size = 60_000
-    bottom = len(model.LEVEL_CUTS)
-    truth = rng.random(size) < 0.1
-    moved = truth & (rng.random(size) < 0.15)
-    # A move changes street, city and postcode at once; a fifth of the
-    # non-matches share the whole address (a household).
-    household = rng.random(size) < 0.2
-
-    name, born = _agrees(rng, truth, 0.9, 0.03), _agrees(rng, truth, 0.95, 0.05)
-    phone, email = _agrees(rng, truth, 0.9, 0.1), _agrees(rng, truth, 0.7, 0.01)
-    place = np.where(truth & ~moved, 0, np.where(~truth & household, 0, bottom))
+    truth, moved, _, name, born, email, place = _movers(9)
+    phone = _agrees(np.random.default_rng(10), truth, 0.9, 0.1)
     labels = ["name", "born", "phone", "email", "street", "city", "postcode"]
     columns = [name, born, phone, email, place, place, place]
     levels = dict(zip(labels, columns, strict=True))
