@@ -458,7 +458,7 @@ def _score_text_field(
     owner: str,
     frequencies: _tfidf.DocumentFrequencies | None = None,
     encoded: _Encoded | None = None,
-    placeholders: tuple[int, ...] = (),
+    placeholders: tuple[int, ...] | None = None,
 ) -> dict[str, npt.NDArray[np.float64]]:
     if encoded is None:
         encoded = _encode(spec, left, right, owner)
@@ -942,6 +942,12 @@ class ScorePlan:
         """Labels of the counted fields, in order (the model's field columns)."""
         return [spec.label for spec in self.counted]
 
+    def placeholders_of(self, label: str) -> tuple[int, ...] | None:
+        """Return a date field's placeholder days; None unless read at YEAR_CUTS."""
+        if label not in self.year_fields:
+            return None
+        return self.placeholders.get(label, ())
+
     def levels(
         self, field_scores: dict[str, npt.NDArray[np.float64]]
     ) -> dict[str, npt.NDArray[np.intp]]:
@@ -1089,7 +1095,17 @@ def check_dates(plan: ScorePlan, tables: list[pd.DataFrame], owner: str) -> Scor
         _check_model_fields(
             given.placeholders, specs, "reads placeholder days in", "'date'", owner
         )
-        return replace(plan, placeholders=dict(given.placeholders))
+        # Its date fields read at YEAR_CUTS read years alone and placeholders
+        # so; those of models saved before them read as those models did.
+        return replace(
+            plan,
+            placeholders=dict(given.placeholders),
+            year_fields=tuple(
+                spec.label
+                for spec in specs
+                if spec.label in given.m and YEAR_CUTS[1] in given.cuts_of(spec.label)
+            ),
+        )
     return with_date_checks(
         plan,
         [
@@ -1624,7 +1640,7 @@ def score_fields(
             owner=owner,
             frequencies=plan.frequencies.get(spec.label),
             encoded=shared.get(spec.label),
-            placeholders=plan.placeholders.get(spec.label, ()),
+            placeholders=plan.placeholders_of(spec.label),
         )
 
     specs = plan.specs

@@ -1376,6 +1376,7 @@ class Index:
             "nicknames": list(self._plan.nicknames),
             # Placeholder days of date fields (older indexes have none).
             "placeholders": placeholders_dict(self._plan.placeholders),
+            "year_fields": list(self._plan.year_fields),
             "decision": (
                 {"model": model.to_dict()}
                 if model is not None
@@ -1508,6 +1509,7 @@ class Index:
             placeholders=read_placeholders(
                 manifest.get("placeholders", {}), manifest["comparisons"], "Index.load"
             ),
+            year_fields=tuple(manifest.get("year_fields", [])),
         )
         state = _read(folder / "state.arrow")
         vocabulary = None

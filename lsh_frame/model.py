@@ -11,8 +11,10 @@ Everything is learned from summaries that add up over parts of the pairs
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import itertools
 import numbers
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, get_args
 
@@ -1117,7 +1119,8 @@ class MatchModel:
         A missing value weighs 0. Where the fields of a :class:`Together`
         group present in a pair all differ (or all agree), their weights are
         that group's one weight, shared equally among them (so they still add
-        up to it).
+        up to it); likewise the fields of a group that differ while another
+        present one does not (``"differ among more"``).
         """
         weights = {
             # A missing value is neutral: weight 0 in the last slot.
@@ -1202,7 +1205,7 @@ class MatchModel:
         unmatched: npt.NDArray[np.float64],
         groups: tuple[tuple[str, ...], ...],
     ) -> MatchModel:
-        """Return the model with its groups' "all differ" and "all agree" shares.
+        """Return the model with its groups' shares of each kind of cell.
 
         ``matched`` and ``unmatched`` weigh each distinct level pattern as a
         match and as a non-match (the E-step's soft counts).
@@ -1219,6 +1222,8 @@ class MatchModel:
                     if bin(mask).count("1") < 2:
                         continue
                     if kind == _PART_DIFFERS:
+                        if mask == (1 << len(fields)) - 1:
+                            continue  # a part leaves another field present
                         # Of the pairs with all of these present (and maybe
                         # more), those where all of these differ.
                         same = (group.present & mask) == mask
@@ -1380,16 +1385,14 @@ def read_placeholders(
             raise ConfigError(f"{problem}. Got {days!r} for {label!r}.")
         read = []
         for day in days:
-            month, _, of_month = str(day).partition("-")
-            number = (
-                int(month) * 100 + int(of_month)
-                if month.isdigit() and of_month.isdigit()
-                else 0
-            )
-            if not (1 <= number // 100 <= 12 and 1 <= number % 100 <= 31):
-                raise ConfigError(f"{problem}. Got {day!r} for {label!r}.")
-            read.append(number)
-        result[label] = tuple(read)
+            written = re.fullmatch(r"([0-9]{2})-([0-9]{2})", str(day))
+            month, of_month = (0, 0) if written is None else map(int, written.groups())
+            try:
+                datetime.date(2000, month, of_month)  # a leap year: 02-29 is a day
+            except ValueError:
+                raise ConfigError(f"{problem}. Got {day!r} for {label!r}.") from None
+            read.append(month * 100 + of_month)
+        result[label] = tuple(sorted(set(read)))
     return result
 
 

@@ -92,14 +92,11 @@ def test_day_counts_match_a_python_reference_and_add_up(texts, cut):
 
 def test_placeholder_dates_agree_only_on_the_year() -> None:
     real = [f"1950-03-{day:02d}" for day in range(1, 29)]
-    frame = pd.DataFrame({"born": ["1954-01-01"] * 12 + real + ["1954-06-03", "1955"]})
+    frame = pd.DataFrame({"born": ["1954-01-01"] * 30 + real + ["1954-06-03", "1955"]})
+    frame.loc[46, "born"] = "1955-01-01"
     pairs = pd.DataFrame(
-        {
-            "left": [0, 0, 12, 0, 0, 12],
-            "right": [1, 40, 13, 28, 41, 12 + 27],
-        }
+        {"left": [0, 0, 30, 0, 0, 30], "right": [1, 58, 31, 46, 59, 59]}
     )
-    frame.loc[28, "born"] = "1955-01-01"
     scored = lf.score(frame, pairs, [lf.Field("born", compare="date")], min_score=0.5)
     got = scored["born_score"].to_numpy()
     # Two placeholders of one year; a placeholder and a date of that year.
@@ -115,23 +112,76 @@ def test_placeholder_dates_agree_only_on_the_year() -> None:
     (check,) = scored.attrs["lsh_frame"]["dates"]
     assert check == {
         "field": "born",
-        "dates": 41,
+        "dates": 59,
         "years_alone": 1,
         "placeholder_days": ["01-01"],
-        "on_placeholder_days": [13],
+        "on_placeholder_days": [31],
         "year_level": True,
     }
     # Without the placeholder day, the same text agrees as whole dates.
-    few = frame.iloc[[0, 1, 40, 41]]
+    few = frame.iloc[[0, 1, 58, 59]]
     again = lf.score(
         few,
-        pd.DataFrame({"left": [0, 0], "right": [1, 40]}),
+        pd.DataFrame({"left": [0, 0], "right": [1, 58]}),
         [lf.Field("born", compare="date")],
         min_score=0.5,
     )
     equal, same_year = again["born_score"].tolist()
     assert equal == 1.0 and same_year < 0.9  # five months apart
     assert again.attrs["lsh_frame"]["dates"][0]["placeholder_days"] == []
+
+
+def test_dates_bunched_in_time_have_no_placeholder() -> None:
+    # Visits on ten days of one month, twenty a day: every day holds 10% of
+    # them, but none stands out from the field's usual day.
+    days = [f"2023-03-{day:02d}" for day in range(1, 11)]
+    frame = pd.DataFrame({"visit": [day for day in days for _ in range(20)]})
+    pairs = pd.DataFrame({"left": [0, 0, 0], "right": [1, 20, 180]})
+    scored = lf.score(frame, pairs, [lf.Field("visit", compare="date")], min_score=0.5)
+    (check,) = scored.attrs["lsh_frame"]["dates"]
+    assert check["placeholder_days"] == [] and not check["year_level"]
+    one_day = _typed_compare.proximity(np.array([1]))[0]
+    assert scored["visit_score"].tolist() == [1.0, pytest.approx(one_day), 0.9]
+
+
+def test_a_few_years_alone_keep_agreeing_at_one() -> None:
+    # Fewer than ten values known only to their year: no level of their own.
+    texts = ["1921"] * 9 + [f"1921-03-{day:02d}" for day in range(1, 21)]
+    frame = pd.DataFrame({"born": texts})
+    pairs = pd.DataFrame({"left": [0, 0], "right": [1, 9]})
+    scored = lf.score(frame, pairs, [lf.Field("born", compare="date")], min_score=0.5)
+    assert scored["born_score"].tolist() == [1.0, 1.0]
+    assert not scored.attrs["lsh_frame"]["dates"][0]["year_level"]
+    frame.loc[len(frame)] = "1921"  # the tenth
+    scored = lf.score(frame, pairs, [lf.Field("born", compare="date")], min_score=0.5)
+    assert scored["born_score"].tolist() == [YEAR_SCORE, YEAR_SCORE]
+
+
+def test_a_model_saved_before_the_year_level_reads_years_alone_as_it_did(
+    jan_first: pd.DataFrame, jan_first_pairs: pd.DataFrame, monkeypatch
+) -> None:
+    # Such a model has neither placeholder days nor the year cut.
+    older = dict(jan_first_pairs.attrs["lsh_frame"]["model"])
+    older.pop("placeholders")
+    older["field_cuts"] = {
+        label: cuts for label, cuts in older["field_cuts"].items() if label != DOB
+    }
+    merged = {
+        name: [numbers[0] + numbers[1], *numbers[2:]]  # the year level into "agree"
+        for name, numbers in older["fields"][DOB].items()
+        if name in ("m", "u")
+    }
+    older["fields"] = {**older["fields"], DOB: merged}
+    part = jan_first_pairs[["left", "right", "found_by"]]
+    got = lf.score(jan_first, part, COLUMNS, min_score=older)
+    no_placeholders(monkeypatch)
+    want = lf.score(jan_first, part, COLUMNS, min_score=older)
+    left = jan_first.loc[part["left"], DOB].to_numpy()
+    right = jan_first.loc[part["right"], DOB].to_numpy()
+    on_year = (left == right) & pd.Series(left).str.endswith("-01-01").to_numpy()
+    assert on_year.sum() > 100
+    assert (got[f"{DOB}_score"].to_numpy()[on_year] == 1.0).all()
+    pd.testing.assert_frame_equal(got, want)
 
 
 def test_the_model_reads_the_years_agreeing_as_a_level_of_its_own(
@@ -259,14 +309,15 @@ def test_dask_reads_the_same_placeholder_days(jan_first: pd.DataFrame) -> None:
     assert got.attrs == want.attrs
 
 
+@pytest.mark.parametrize("min_score", [0.5, "auto"])
 def test_a_saved_index_reads_placeholder_days(
-    jan_first: pd.DataFrame, tmp_path
+    jan_first: pd.DataFrame, tmp_path, min_score
 ) -> None:
     saved = jan_first[COLUMNS].iloc[:1_400]
     new = saved.iloc[::50].set_axis([f"new-{label}" for label in saved.index[::50]])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        index = lf.Index.build(saved, COLUMNS, min_score=0.5)
+        index = lf.Index.build(saved, COLUMNS, min_score=min_score)
     found = index.query(new, k=3)
     itself = found[found["left"] == found["right"].str[4:].astype(saved.index.dtype)]
     on_year = new[DOB].str.endswith("-01-01").to_numpy()

@@ -5,6 +5,7 @@ import datetime
 import json
 import math
 import re
+import statistics
 
 import dask
 import dask.dataframe as dd
@@ -42,18 +43,30 @@ def proximity(days):
 
 
 def reference_placeholders(values):
-    """Days of the year (month, day) holding >= 10 and >= 5% of the dates."""
+    """The placeholder days ((month, day): >= 10 dates, >= 5% of them, >= 20 times
+    the median day's), or None when fewer than 10 values are known only to their
+    year (no year level)."""
     days = collections.Counter(
         (value.month, value.day) for value in values if isinstance(value, datetime.date)
     )
     total = sum(days.values())
-    return {day for day, count in days.items() if count >= 10 and count >= 0.05 * total}
+    median = statistics.median(days.values()) if days else 0
+    held = {
+        day
+        for day, count in days.items()
+        if count >= 10 and count >= 0.05 * total and count >= 20 * median
+    }
+    years = sum(isinstance(value, int) for value in values)
+    if years + sum(days[day] for day in held) < 10:
+        return None
+    return held
 
 
-def reference_date_score(first, second, first_text, second_text, placeholders=()):
+def reference_date_score(first, second, first_text, second_text, placeholders=None):
     """``first``/``second``: a datetime.date, an int year, or None.
 
-    A date on one of ``placeholders`` ((month, day)) is known only to its year.
+    A date on one of ``placeholders`` ((month, day)) is known only to its year;
+    None: the field has no year level (a year alone agrees at 1).
     """
     if first is None or second is None:
         return math.nan
@@ -64,11 +77,17 @@ def reference_date_score(first, second, first_text, second_text, placeholders=()
     def year_of(value):
         return value if isinstance(value, int) else value.year
 
-    if (year_alone(first) or year_alone(second)) and year_of(first) == year_of(second):
+    if (
+        placeholders is not None
+        and (year_alone(first) or year_alone(second))
+        and year_of(first) == year_of(second)
+    ):
         return 0.985
     if isinstance(first, int) or isinstance(second, int):
         first_year = first if isinstance(first, int) else first.year
         second_year = second if isinstance(second, int) else second.year
+        if first_year == second_year:
+            return 1.0
         by_date = proximity(365 * abs(first_year - second_year))
         digits = ratio(f"{first_year:04d}", f"{second_year:04d}")
     else:
@@ -372,8 +391,8 @@ def test_date_scores_of_typical_differences():
     assert got[1] == pytest.approx(proximity(1))
     assert got[2] == pytest.approx(max(proximity(28), 0.9))  # text ratio: 1 digit
     assert got[3] == pytest.approx(ratio("1921-02-05", "1931-02-05"))
-    # The year alone agrees only on the year: a level below agreeing dates.
-    assert got[4:6].tolist() == [_typed_compare.YEAR_SCORE, 1.0]
+    # One year alone: no year level (tests/test_placeholder_dates.py).
+    assert got[4:6].tolist() == [1.0, 1.0]
     assert np.isnan(got[6])
 
 
@@ -792,8 +811,7 @@ def test_explain_shows_how_values_were_read():
     other = lf.explain(frame, (0, 2), fields, min_score=0.5)
     assert other.fields[0].read_as == ("1299.99", "not a number")
     assert other.fields[1].read_as == ("1921-02-22", "year 1921")
-    assert math.isnan(other.fields[0].score)
-    assert other.fields[1].score == _typed_compare.YEAR_SCORE
+    assert math.isnan(other.fields[0].score) and other.fields[1].score == 1.0
     # "auto" that resolves to a typed comparison shows it too; text does not.
     two = frame.iloc[:2].assign(name=["ann lee", "anne lee"])
     by_name = lf.explain(two, (0, 1), ["price", "name"], min_score=0.5)
