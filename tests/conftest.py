@@ -47,3 +47,22 @@ def learned_part(model: dict) -> dict:
         name: value for name, value in model["fit"].items() if name != "expected_f1"
     }
     return kept
+
+
+def dask_pairs_as_pandas(frame: pd.DataFrame, fields: list) -> pd.DataFrame:
+    """``pairs`` on four Dask partitions of ``frame``, checked equal to pandas'.
+
+    Returns pandas' pairs (attrs included) for the caller's own checks.
+    """
+    dask = pytest.importorskip("dask")
+    import dask.dataframe as dd
+
+    import lsh_frame.dask  # noqa: F401  (registers ddf.lsh)
+
+    with dask.config.set(scheduler="synchronous"):
+        ddf = dd.from_pandas(frame, npartitions=4, sort=False)
+        got = ddf.lsh.pairs(fields).compute()
+        want = lf.pairs(ddf.compute(), fields)
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+    assert got.attrs == want.attrs
+    return want
