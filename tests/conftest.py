@@ -66,3 +66,41 @@ def dask_pairs_as_pandas(frame: pd.DataFrame, fields: list) -> pd.DataFrame:
     pd.testing.assert_frame_equal(got, want, check_exact=True)
     assert got.attrs == want.attrs
     return want
+
+
+def part_scores_as_all(
+    frame: pd.DataFrame,
+    scored: pd.DataFrame,
+    part: pd.DataFrame,
+    fields: list,
+    extra: tuple = (),
+) -> pd.DataFrame:
+    """Score ``part`` of ``scored`` with its own model, checked equal to its rows.
+
+    Compares each field's score, ``score``, the ``extra`` columns, the match
+    probability and the match; returns the part's scores.
+    """
+    got = lf.score(frame, part, fields, min_score=scored.attrs["lsh_frame"]["model"])
+    columns = [f"{label}_score" for label in fields]
+    columns += ["score", *extra, "match_probability", "match"]
+    pd.testing.assert_frame_equal(got[columns], scored.loc[part.index, columns])
+    return got
+
+
+def saved_model_again(
+    frame: pd.DataFrame,
+    scored: pd.DataFrame,
+    fields: list,
+    reading: str,
+    columns: tuple,
+) -> tuple[lf.compare.MatchModel, pd.DataFrame]:
+    """The saved model of ``scored``, checked to keep ``reading`` through its JSON
+    form and to give ``columns`` again as ``pairs(min_score=model)``."""
+    learned = scored.attrs["lsh_frame"]["model"]
+    model = lf.compare.MatchModel.from_dict(learned)
+    again_model = lf.compare.MatchModel.from_dict(model.to_dict())
+    assert getattr(again_model, reading) == getattr(model, reading)
+    again = lf.pairs(frame, fields, min_score=learned)
+    for column in columns:
+        pd.testing.assert_series_equal(again[column], scored[column])
+    return model, again

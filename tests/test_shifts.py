@@ -7,7 +7,13 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import PEOPLE_FIELDS, dask_pairs_as_pandas, learned_part
+from conftest import (
+    PEOPLE_FIELDS,
+    dask_pairs_as_pandas,
+    learned_part,
+    part_scores_as_all,
+    saved_model_again,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_swaps import counts_of, plain, similarity
@@ -189,24 +195,20 @@ def test_parts_of_the_pairs_score_as_all_of_them(
     part = one_name_pairs.loc[
         read[:5].union(one_name_pairs.index[:40]), ["left", "right", "found_by"]
     ]
-    got = lf.score(
-        one_name, part, COLUMNS, min_score=one_name_pairs.attrs["lsh_frame"]["model"]
-    )
-    columns = [f"{label}_score" for label in COLUMNS]
-    columns += ["score", SHIFT, "match_probability", "match"]
-    pd.testing.assert_frame_equal(got[columns], one_name_pairs.loc[part.index, columns])
+    part_scores_as_all(one_name, one_name_pairs, part, COLUMNS, (SHIFT,))
 
 
 def test_a_saved_model_keeps_its_shifts(
     one_name: pd.DataFrame, one_name_pairs: pd.DataFrame
 ) -> None:
-    learned = one_name_pairs.attrs["lsh_frame"]["model"]
-    model = lf.compare.MatchModel.from_dict(learned)
+    model, again = saved_model_again(
+        one_name,
+        one_name_pairs,
+        COLUMNS,
+        "shifts",
+        (SHIFT, "match_probability", "match"),
+    )
     assert model.shifts == (("given_name", "surname"),)
-    assert lf.compare.MatchModel.from_dict(model.to_dict()).shifts == model.shifts
-    again = lf.pairs(one_name, COLUMNS, min_score=learned)
-    for column in (SHIFT, "match_probability", "match"):
-        pd.testing.assert_series_equal(again[column], one_name_pairs[column])
     assert again.attrs["lsh_frame"]["shifts"] == [
         {"field": "given_name", "into": "surname", "shifts": True, "from": "model"}
     ]

@@ -7,7 +7,12 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import PEOPLE_FIELDS, learned_part
+from conftest import (
+    PEOPLE_FIELDS,
+    learned_part,
+    part_scores_as_all,
+    saved_model_again,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rapidfuzz import distance
@@ -213,20 +218,8 @@ def test_parts_of_the_pairs_score_as_all_of_them(
     part = people_1500_pairs.loc[
         swapped[:5].union(people_1500_pairs.index[:40]), ["left", "right", "found_by"]
     ]
-    got = lf.score(
-        people_1500,
-        part,
-        COLUMNS,
-        min_score=people_1500_pairs.attrs["lsh_frame"]["model"],
-    )
-    columns = [f"{label}_score" for label in COLUMNS] + [
-        "score",
-        "given_name_surname_swapped",
-        "match_probability",
-        "match",
-    ]
-    pd.testing.assert_frame_equal(
-        got[columns], people_1500_pairs.loc[part.index, columns]
+    part_scores_as_all(
+        people_1500, people_1500_pairs, part, COLUMNS, ("given_name_surname_swapped",)
     )
 
 
@@ -234,12 +227,14 @@ def test_a_saved_model_keeps_its_swaps(
     people_1500: pd.DataFrame, people_1500_pairs: pd.DataFrame
 ) -> None:
     learned = people_1500_pairs.attrs["lsh_frame"]["model"]
-    model = lf.compare.MatchModel.from_dict(learned)
+    model, again = saved_model_again(
+        people_1500,
+        people_1500_pairs,
+        COLUMNS,
+        "swaps",
+        ("given_name_surname_swapped", "match_probability", "match"),
+    )
     assert model.swaps == (("given_name", "surname"),)
-    assert lf.compare.MatchModel.from_dict(model.to_dict()).swaps == model.swaps
-    again = lf.pairs(people_1500, COLUMNS, min_score=learned)
-    for column in ("given_name_surname_swapped", "match_probability", "match"):
-        pd.testing.assert_series_equal(again[column], people_1500_pairs[column])
     assert again.attrs["lsh_frame"]["swaps"] == [
         {"fields": NAMES, "swapped": True, "scored_crossed": True, "from": "model"}
     ]
