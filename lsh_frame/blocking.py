@@ -16,6 +16,7 @@ reported, and the number of pairs is computed before any pair is built.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import warnings
 from collections.abc import Hashable, Sequence
@@ -101,6 +102,17 @@ IDENTIFIER_BUCKET = 10
 NEIGHBOURS_IDENTIFIER_BUCKET = 5
 #: ... and when an exact key on it yields at most this many pairs per record.
 IDENTIFIER_PAIRS_PER_RECORD = 2
+#: Plain columns without an exact key of their own get one on two of them
+#: together (a surname and a date of birth, ``"surname&date_of_birth"``) when
+#: the two identify records as an identifier does; all such keys together
+#: yield at most this many pairs per record (the fewest-pair ones first). At
+#: a million customer records, where a date of birth alone no longer
+#: identifies anyone, they find the people whose every other field changed.
+COMPOUND_PAIRS_PER_RECORD = 1.0
+#: Compound keys are tried among at most this many plain columns (28 pairs).
+COMPOUND_MAX_COLUMNS = 8
+#: Joins the columns in a compound key's label (and marks it in ``found_by``).
+COMPOUND_SEPARATOR = "&"
 
 
 @dataclass(frozen=True)
@@ -500,6 +512,8 @@ def _exact_keys(
     Values that repeat (dates, cities, postcodes) are normalised and hashed once
     per distinct raw value.
     """
+    if spec.tag_columns and len(spec.columns) > 1:
+        return _compound_keys(frame, spec, owner=owner, texts=texts)
     text = _field_text(frame, spec, owner=owner, texts=texts)
     encoded = pc.dictionary_encode(text)
     distinct = encoded.dictionary
@@ -510,6 +524,47 @@ def _exact_keys(
         present = encoded.indices.is_valid().to_numpy(zero_copy_only=False)
         codes = pc.fill_null(encoded.indices, 0).to_numpy(zero_copy_only=False)
         keys, valid = keys[codes], valid[codes] & present
+    return keys[:, None], valid
+
+
+def _compound_keys(
+    frame: pd.DataFrame,
+    spec: Field,
+    *,
+    owner: str,
+    texts: ColumnTexts | None = None,
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]:
+    """Return a compound field's keys: its columns' exact keys together.
+
+    A record has one only when every column holds a value: a missing date of
+    birth beside a surname is not a value the key could agree on.
+    """
+    parts = [
+        _exact_keys(frame, column_key_field(spec, column), owner=owner, texts=texts)
+        for column in spec.columns
+    ]
+    return combined_keys(parts, spec.label)
+
+
+def column_key_field(spec: Field, column: Hashable) -> Field:
+    """Return the exact key of one column of a compound field."""
+    return Field(
+        column,
+        blocking="exact",
+        strip_punctuation=spec.strip_punctuation,
+        strip_accents=spec.strip_accents,
+    )
+
+
+def combined_keys(
+    parts: list[tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]], label: str
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]:
+    """One key per record from several columns' keys; all of them present."""
+    keys = np.full(parts[0][1].size, np.uint64(_salt(label)))
+    valid = np.ones(parts[0][1].size, dtype=bool)
+    for column_keys, column_valid in parts:
+        keys = hashing.splitmix64(keys ^ column_keys[:, 0])
+        valid &= column_valid
     return keys[:, None], valid
 
 
@@ -901,6 +956,17 @@ class KeySource:
         """Rows :meth:`sample_similarity` signs here, for progress (None: unknown)."""
         return None
 
+    def meets(self, profile: ExactProfile) -> bool:
+        """Whether a link's two tables' values of an exact key ever agree.
+
+        Always, deduplicating; linking, when the key yields pairs for at least
+        ``LINK_KEY_MIN_MEETING`` of the smaller table's records.
+        """
+        n_right = self.n_right
+        return n_right is None or profile.pairs >= LINK_KEY_MIN_MEETING * min(
+            self.n_left, n_right
+        )
+
 
 class _FrameSource(KeySource):
     """Pandas frames; keeps the keys and signatures it computes for reuse."""
@@ -931,11 +997,30 @@ class _FrameSource(KeySource):
 
     def exact_profile(self, spec: Field) -> ExactProfile:
         sides = []
-        for table in self.tables():
-            keys, valid = _exact_keys(table, spec, owner=self.owner)
+        for number, table in enumerate(self.tables()):
+            if spec.tag_columns and len(spec.columns) > 1:
+                # A compound key from its columns' keys, computed once each.
+                keys, valid = combined_keys(
+                    [
+                        self._column_keys(column_key_field(spec, column), number)
+                        for column in spec.columns
+                    ],
+                    spec.label,
+                )
+            else:
+                keys, valid = _exact_keys(table, spec, owner=self.owner)
             sides.append(SideKeys(keys=keys, valid=valid, frame=table, field=spec))
         self.exact[spec.label] = sides
         return exact_profile([exact_counts(side.keys, side.valid) for side in sides])
+
+    def _column_keys(
+        self, spec: Field, number: int
+    ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]:
+        """One table's exact keys of a column (profiled before, or now)."""
+        if spec.label not in self.exact:
+            self.exact_profile(spec)
+        side = self.exact[spec.label][number]
+        return side.keys, side.valid
 
     def signing_work(self, spec: Field) -> int | None:
         return signing_work(self.tables(), spec)
@@ -963,6 +1048,75 @@ class _FrameSource(KeySource):
         return sample_similarity(
             sampled[0], sampled[1] if len(sampled) > 1 else None, seed
         )
+
+
+def compound_field(columns: tuple[Hashable, ...]) -> Field:
+    """Return the exact key the defaults try on several columns together."""
+    return Field(
+        list(columns),
+        blocking="exact",
+        strip_punctuation=True,
+        tag_columns=True,
+        name=COMPOUND_SEPARATOR.join(str(column) for column in columns),
+    )
+
+
+def compound_pairs(columns: list[Hashable]) -> list[tuple[Hashable, Hashable]]:
+    """Return the pairs of columns compound keys are tried on, in order.
+
+    None among more than ``COMPOUND_MAX_COLUMNS`` columns: the pairs grow
+    with the square of the columns, and each costs a pass over the keys.
+    """
+    if len(columns) > COMPOUND_MAX_COLUMNS:
+        return []
+    return list(itertools.combinations(columns, 2))
+
+
+def is_compound_label(label: str) -> bool:
+    """Tell whether a ``found_by`` label names a compound key."""
+    return COMPOUND_SEPARATOR in label
+
+
+def compound_keys(
+    source: KeySource,
+    every: list[Hashable],
+    keyed: set[Hashable],
+    records: int,
+    bucket: float,
+) -> tuple[list[BlockingKey], list[str]]:
+    """Exact keys on two columns together, where the two identify records.
+
+    ``every`` are the plain columns, ``keyed`` those with an exact key of their
+    own. Each pair of the others (:func:`compound_pairs`) whose joint values
+    identify records (:meth:`ExactProfile.identifies`) is a candidate; the
+    ones yielding fewest pairs are kept first, while all kept yield at most
+    ``COMPOUND_PAIRS_PER_RECORD`` pairs per record.
+    """
+    found = []
+    for columns in compound_pairs(every):
+        if keyed.intersection(columns):
+            continue
+        spec = compound_field(columns)
+        profile = source.exact_profile(spec)
+        if profile.identifies(records, bucket) and source.meets(profile):
+            found.append((profile.pairs, spec.label, spec))
+    keys, decisions, spent = [], [], 0
+    for pairs, label, spec in sorted(found, key=lambda item: item[:2]):
+        if spent + pairs > COMPOUND_PAIRS_PER_RECORD * records:
+            decisions.append(
+                f"{label}: no compound key: its {pairs:,} pairs would pass the "
+                f"budget of {COMPOUND_PAIRS_PER_RECORD:g} pair per record for all "
+                "compound keys"
+            )
+            continue
+        spent += pairs
+        keys.append(BlockingKey(spec, "exact"))
+        decisions.append(
+            f"{label}: compound exact key, the two identify records together "
+            f"({pairs:,} pairs); its pairs no other key found are decided with "
+            "the neighbours key's prior, and the model does not learn from them"
+        )
+    return keys, decisions
 
 
 def decide_keys(
@@ -1004,6 +1158,11 @@ def decide_keys(
 
     if plain:
         columns = [column for spec in specs for column in spec.columns]
+        bucket = (
+            NEIGHBOURS_IDENTIFIER_BUCKET
+            if PLAIN_RECORD_KEY == "neighbours"
+            else IDENTIFIER_BUCKET
+        )
         for column in columns:
             _progress.step(f"profiling {column}")
             profile = source.exact_profile(identifier_field(column))
@@ -1012,14 +1171,7 @@ def decide_keys(
                 f"99% of values shared by at most {profile.typical_bucket:g} records "
                 f"per table, {profile.pairs:,} pairs"
             )
-            meets = n_right is None or profile.pairs >= LINK_KEY_MIN_MEETING * min(
-                n_left, n_right
-            )
-            bucket = (
-                NEIGHBOURS_IDENTIFIER_BUCKET
-                if PLAIN_RECORD_KEY == "neighbours"
-                else IDENTIFIER_BUCKET
-            )
+            meets = source.meets(profile)
             identifies = profile.identifies(n_records, bucket)
             if identifies and not meets:
                 decisions.append(
@@ -1036,6 +1188,15 @@ def decide_keys(
                 decisions.append(
                     f"{column}: no key of its own ({facts}); part of the record key"
                 )
+        compound, said = compound_keys(
+            source,
+            columns,
+            {key.field.columns[0] for key in keys if key.kind == "exact"},
+            n_records,
+            bucket,
+        )
+        keys += compound
+        decisions += said
         record = Field(
             columns,
             tag_columns=True,

@@ -68,6 +68,7 @@ from lsh_frame.blocking import (
     _field_text,
     _stored_config,
     candidates,
+    is_compound_label,
     other_table,
 )
 from lsh_frame.config import MinHashConfig
@@ -1985,6 +1986,8 @@ def weak_keys(counts: dict[str, int]) -> tuple[str, ...]:
     always; another key (not the LSH record key of plain columns, which finds
     pairs by similarity) when at least ``WEAK_KEY_SHARE`` of its pairs only it
     found, unless every key is (then no pair is found by another to learn from).
+    Compound keys always (their lone pairs share, say, a surname and a
+    birthday: as much by chance as the neighbours key's).
     """
     found: dict[str, int] = {}
     for value, count in counts.items():
@@ -1992,7 +1995,11 @@ def weak_keys(counts: dict[str, int]) -> tuple[str, ...]:
             found[label] = found.get(label, 0) + count
     # The record keys of plain columns find pairs by similarity, not by chance.
     similar = (NEIGHBOURS_KEY, RECORD_KEY, IDENTICAL)
-    candidates = [label for label in found if label not in similar]
+    candidates = [
+        label
+        for label in found
+        if label not in similar and not is_compound_label(label)
+    ]
     weak = [
         label
         for label in candidates
@@ -2000,21 +2007,64 @@ def weak_keys(counts: dict[str, int]) -> tuple[str, ...]:
     ]
     if len(weak) == len(candidates):
         weak = []
+    weak += [label for label in found if is_compound_label(label)]
     return tuple(sorted([NEIGHBOURS_KEY, *weak]))
 
 
 def found_only_by(pairs: pd.DataFrame, keys: tuple[str, ...]) -> npt.NDArray[np.bool_]:
-    """Which pairs only one of ``keys`` found (``found_by`` equal to it)."""
+    """Which pairs only one of ``keys`` found, compound keys aside.
+
+    ``found_by`` names one of ``keys`` besides compound keys (see
+    :func:`~lsh_frame.blocking.compound_field`), or only compound keys, all of
+    them in ``keys``.
+    """
     if "found_by" not in pairs.columns:
         return np.zeros(len(pairs), dtype=bool)
-    found = pairs["found_by"].isin(list(keys))  # missing values: not found
-    return np.asarray(found.to_numpy(dtype=bool, na_value=False))
+    values = pairs["found_by"].astype(object)
+    only = []
+    for value in values.dropna().unique():
+        others = [
+            label for label in str(value).split("|") if not is_compound_label(label)
+        ]
+        found = others or str(value).split("|")
+        if len(others) <= 1 and all(label in keys for label in found):
+            only.append(value)
+    # Missing values: not found.
+    return np.asarray(values.isin(only).to_numpy(dtype=bool, na_value=False))
+
+
+def added_by_compound(pairs: pd.DataFrame) -> npt.NDArray[np.bool_]:
+    """Which pairs only compound keys found.
+
+    They are decided (with the neighbours key's prior) but never learned from,
+    so the pairs other keys found are decided as they would be without them.
+    """
+    if "found_by" not in pairs.columns:
+        return np.zeros(len(pairs), dtype=bool)
+    values = pairs["found_by"].astype(object)
+    only = [
+        value
+        for value in values.dropna().unique()
+        if all(is_compound_label(label) for label in str(value).split("|"))
+    ]
+    return np.asarray(values.isin(only).to_numpy(dtype=bool, na_value=False))
 
 
 def alone_keys_of(plan: ScorePlan, pairs: pd.DataFrame) -> tuple[str, ...]:
     """Return the given model's alone keys, or those the pairs' keys show."""
     given = plan.given_model
-    return given.alone_keys if given is not None else weak_keys(found_by_counts(pairs))
+    counts = found_by_counts(pairs)
+    if given is None:
+        return weak_keys(counts)
+    # A model saved before compound keys existed decides their lone pairs
+    # as the neighbours key's too.
+    compound = {
+        label
+        for value in counts
+        for label in value.split("|")
+        if is_compound_label(label)
+    }
+    return tuple(sorted(set(given.alone_keys) | compound))
 
 
 def alone_table(
@@ -2301,6 +2351,10 @@ def _score(
     identical = identical_mask(plan, pairs)
     alone_keys = alone_keys_of(plan, pairs)
     alone = found_only_by(pairs, alone_keys)
+    # Pairs only compound keys found are decided, never learned from: the
+    # other keys' pairs are decided as they would be without them.
+    aside = added_by_compound(pairs)
+    held_out = identical | aside
 
     _progress.step("deciding matches")
     # The model learns from the straight scores; the decision reads swapped
@@ -2314,7 +2368,7 @@ def _score(
     model, fit = plan.given_model, None
     provisional = None
     if model is None:
-        spread = ScoreSpread.of(learn_combined[~identical])
+        spread = ScoreSpread.of(learn_combined[~held_out])
         cut = spread.cut() if plan.min_score == "auto" else None
         provisional = provisional_matches(plan, learn_combined, cut)
         chosen = cut if cut is not None else float(plan.min_score)  # type: ignore[arg-type]
@@ -2326,13 +2380,13 @@ def _score(
                 else provisional
             )
             learned = LevelTable.of(
-                without(learn_levels, identical), learn_from[~identical]
+                without(learn_levels, held_out), learn_from[~held_out]
             )
             model, fit = learn_model(
                 plan.labels, learned, plan.field_cuts, assigned or spread.clear
             )
             if model is not None and alone.any():
-                match = decide(plan, model, learn_levels, provisional)[1] & ~identical
+                match = decide(plan, model, learn_levels, provisional)[1] & ~held_out
                 # No match at all: nothing says the neighbours key found any.
                 share = (
                     float((match & ~alone).sum() / match.sum()) if match.any() else 1.0
@@ -2343,7 +2397,7 @@ def _score(
                         plan,
                         learn_levels,
                         learn_combined,
-                        identical | alone,
+                        held_out | alone,
                         positions,
                         assigned,
                     )
@@ -2354,7 +2408,7 @@ def _score(
                 model = with_alone_prior(
                     model,
                     plan,
-                    alone_table(learn_levels, identical, alone),
+                    alone_table(learn_levels, held_out, alone),
                     fit,
                     alone_keys,
                 )
@@ -2371,7 +2425,7 @@ def _score(
     if model is not None and plan.given_model is None:
         assert probability is not None
         model, fit = with_match_cut(
-            model, fit, [certain_counts(probability, identical)]
+            model, fit, [certain_counts(probability[~aside], identical[~aside])]
         )
         match = model_matches(model, levels, probability)
     probability, match = force_identical(probability, match, identical)

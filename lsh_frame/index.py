@@ -54,6 +54,7 @@ from lsh_frame.blocking import (
     _FrameSource,
     decide_keys,
     field_columns,
+    is_compound_label,
     table_keys,
 )
 from lsh_frame.compare import (
@@ -819,7 +820,7 @@ class Index:
         )
         levels = plan.levels(field_scores(plan, columns))
         model = plan.given_model
-        alone = np.isin(mask, self._alone_bits(model))
+        alone = self._found_alone(mask, model)
         provisional = (
             None
             if model is not None
@@ -831,15 +832,29 @@ class Index:
         columns["match"] = match
         return columns
 
-    def _alone_bits(self, model: MatchModel | None) -> list[int]:
-        """Key masks of pairs only one of the model's alone keys found."""
+    def _found_alone(
+        self, mask: npt.NDArray[np.int64], model: MatchModel | None
+    ) -> npt.NDArray[np.bool_]:
+        """Which pairs only one of the model's alone keys found, compound keys aside.
+
+        As :func:`~lsh_frame.compare.found_only_by` reads ``found_by``: compound
+        keys (always weak) do not count beside another key, and a pair only
+        compound keys found is alone.
+        """
         if model is None:
-            return []
-        return [
+            return np.zeros(mask.size, dtype=bool)
+        compound = sum(
             1 << number
             for number, key in enumerate(self._keys)
-            if key.label in model.alone_keys
+            if is_compound_label(key.label)
+        )
+        alone_bits = [
+            1 << number
+            for number, key in enumerate(self._keys)
+            if key.label in model.alone_keys and not is_compound_label(key.label)
         ]
+        others = mask & ~compound
+        return np.isin(others, alone_bits) | ((others == 0) & (mask != 0))
 
     def _found_by(self, mask: npt.NDArray[np.int64]) -> pd.Categorical:
         distinct, inverse = np.unique(mask, return_inverse=True)

@@ -56,12 +56,16 @@ from lsh_frame.blocking import (
     _true_pair_positions,
     add_completeness,
     check_pair_count,
+    combined_keys,
+    compound_field,
+    compound_pairs,
     decide_keys,
     exact_counts,
     exact_profile,
     field_columns,
     field_signatures,
     identifier_field,
+    is_compound_label,
     label_rank,
     merge_counts,
     neighbours_report_row,
@@ -114,8 +118,16 @@ def _part_profile(
     not known yet).
     """
     counts = []
+    column_keys = {}
     for column in columns:
-        keys, valid = _exact_keys(part, identifier_field(column), owner=owner)
+        spec = identifier_field(column)
+        column_keys[column] = _exact_keys(part, spec, owner=owner)
+        counts.append(exact_counts(*column_keys[column]))
+    # Every compound key the rules may try (they try free columns' pairs).
+    for pair in compound_pairs(columns):
+        keys, valid = combined_keys(
+            [column_keys[column] for column in pair], compound_field(pair).label
+        )
         counts.append(exact_counts(keys, valid))
     positions = np.arange(len(part), dtype=np.int64)
     hashes, by_values = sample_hashes(part, sample_columns, seed)
@@ -205,7 +217,7 @@ class _DaskSource(KeySource):
                 sides.append(
                     [
                         merge_counts([result[1][i] for result in results])
-                        for i in range(len(self.columns))
+                        for i in range(len(results[0][1]) if results else 0)
                     ]
                 )
                 hashes = np.concatenate([sample[0] for sample in samples])
@@ -216,13 +228,19 @@ class _DaskSource(KeySource):
                     ]
                 )
                 self._samples.append(sample_rows(hashes, positions)[1])
+            labels = [
+                *self.columns,
+                *(compound_field(pair).label for pair in compound_pairs(self.columns)),
+            ]
             self._profiles = {
-                column: exact_profile([side[i] for side in sides])
-                for i, column in enumerate(self.columns)
+                label: exact_profile([side[i] for side in sides])
+                for i, label in enumerate(labels)
             }
         return self._profiles
 
     def exact_profile(self, spec: Field) -> ExactProfile:
+        if is_compound_label(spec.label):
+            return self._summarise()[spec.label]
         return self._summarise()[spec.columns[0]]
 
     def sample_similarity(self, spec: Field, num_perm: int, seed: int) -> Any:

@@ -34,6 +34,7 @@ from lsh_frame.compare import (
     ScoreSpread,
     _check_pairs,
     _positions,
+    added_by_compound,
     alone_table,
     check_dates,
     check_nicknames,
@@ -220,9 +221,10 @@ def _left_out(
     Identical ones, and (given ``alone_keys``) those only a weak key found.
     """
     pairs, _, identical = scored
+    held_out = identical | added_by_compound(pairs)
     if alone_keys is None:
-        return identical
-    return identical | found_only_by(pairs, alone_keys)
+        return held_out
+    return held_out | found_only_by(pairs, alone_keys)
 
 
 def _spread(scored: _Scored, alone_keys: tuple[str, ...] | None = None) -> ScoreSpread:
@@ -255,7 +257,8 @@ def _alone_counts(
     columns = learning_view(columns)
     levels = plan.levels(field_scores(plan, columns))
     provisional = provisional_matches(plan, columns["score"], cut)
-    match = decide(plan, model, levels, provisional)[1] & ~identical
+    match = decide(plan, model, levels, provisional)[1]
+    match &= ~(identical | added_by_compound(pairs))
     alone = found_only_by(pairs, alone_keys)
     return int(alone.sum()), int(match.sum()), int((match & ~alone).sum())
 
@@ -265,7 +268,8 @@ def _alone_table(
 ) -> LevelTable:
     pairs, columns, identical = scored
     levels = plan.levels(field_scores(plan, learning_view(columns)))
-    return alone_table(levels, identical, found_only_by(pairs, alone_keys))
+    held_out = identical | added_by_compound(pairs)
+    return alone_table(levels, held_out, found_only_by(pairs, alone_keys))
 
 
 def _level_table(
@@ -291,8 +295,14 @@ def _decision_counts(
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
     pairs, columns, identical = scored
     levels = plan.levels(field_scores(plan, without_straight(columns)))
+    # The match cut is chosen without the pairs only compound keys found.
+    kept = ~added_by_compound(pairs)
     return decision_counts(
-        plan, model, levels, found_only_by(pairs, alone_keys), identical
+        plan,
+        model,
+        without(levels, ~kept),
+        found_only_by(pairs, alone_keys)[kept],
+        identical[kept],
     )
 
 

@@ -1,0 +1,187 @@
+"""Compound exact keys: two plain columns that identify records together."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import lsh_frame as lf
+from lsh_frame import blocking
+from lsh_frame.blocking import compound_field, is_compound_label
+from lsh_frame.compare import added_by_compound, found_only_by, weak_keys
+from tests.conftest import dask_pairs_as_pandas
+
+
+def people(n: int = 400, seed: int = 3) -> pd.DataFrame:
+    """Records whose surnames and birthdays repeat, but rarely together.
+
+    Neither column identifies anyone alone (each value is shared by about 20
+    records), while the two together do; given names are few.
+    """
+    rng = np.random.default_rng(seed)
+    surnames = [f"surname{i}" for i in range(n // 20)]
+    days = pd.date_range("1950-01-01", periods=n // 20).strftime("%Y-%m-%d")
+    return pd.DataFrame(
+        {
+            "given": rng.choice(["ann", "bob", "cat", "dan"], n),
+            "surname": rng.choice(surnames, n),
+            "dob": rng.choice(list(days), n),
+        }
+    )
+
+
+def brute_force(frame: pd.DataFrame, columns: tuple[str, str]) -> set[tuple]:
+    """Pairs of records equal on both columns (both present), by label."""
+    found = set()
+    values = frame[list(columns)]
+    for first, second in itertools.combinations(range(len(frame)), 2):
+        one, two = values.iloc[first], values.iloc[second]
+        if one.notna().all() and two.notna().all() and (one == two).all():
+            found.add((frame.index[first], frame.index[second]))
+    return found
+
+
+def test_a_pair_of_columns_that_identifies_records_gets_a_key():
+    frame = people()
+    report = lf.blocking_report(frame, ["given", "surname", "dob"])
+    said = "\n".join(report.decisions)
+    assert "surname&dob: compound exact key" in said
+    # Four given names identify no one, with either other column.
+    assert "given&surname: compound" not in said
+    assert "given&dob: compound" not in said
+    assert "surname&dob" in set(report.table["key"])
+
+
+def test_compound_key_pairs_equal_brute_force():
+    frame = people()
+    found = lf.candidates(frame, [compound_field(("surname", "dob"))])
+    got = set(zip(found["left"], found["right"], strict=True))
+    assert got == brute_force(frame, ("surname", "dob"))
+    assert got  # the frame holds some
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b", "", None]), st.sampled_from(["x", "y", None])
+        ),
+        min_size=2,
+        max_size=25,
+    )
+)
+def test_compound_keys_need_every_column(rows):
+    frame = pd.DataFrame(rows, columns=["one", "two"])
+    spec = compound_field(("one", "two"))
+    found = lf.candidates(frame, [spec])
+    got = set(zip(found["left"], found["right"], strict=True))
+    blanked = frame.replace("", None)
+    assert got == brute_force(blanked, ("one", "two"))
+
+
+def test_a_missing_value_is_not_part_of_a_compound_value():
+    frame = pd.DataFrame({"one": ["a", "a", None, None], "two": ["x", None, "x", None]})
+    keys, valid = blocking._exact_keys(frame, compound_field(("one", "two")), owner="t")
+    assert valid.tolist() == [True, False, False, False]
+    assert keys.shape == (4, 1)
+
+
+def test_compound_labels_and_weak_keys():
+    assert is_compound_label("surname&dob")
+    assert not is_compound_label("surname")
+    counts = {"surname&dob": 5, "phone": 3, "phone|surname&dob": 10}
+    assert "surname&dob" in weak_keys(counts)
+    pairs = pd.DataFrame(
+        {
+            "found_by": [
+                "surname&dob",
+                "surname&dob|record_neighbours",
+                "phone|surname&dob",
+                "record_neighbours",
+                "phone",
+                None,
+            ]
+        }
+    )
+    assert added_by_compound(pairs).tolist() == [
+        True,
+        False,
+        False,
+        False,
+        False,
+        False,
+    ]
+    alone = found_only_by(pairs, ("record_neighbours", "surname&dob"))
+    assert alone.tolist() == [True, True, False, True, False, False]
+
+
+def test_compound_pairs_do_not_change_the_other_pairs_decisions(monkeypatch):
+    frame = lf.datasets.make_customers(1_500, seed=4)
+    columns = ["given_name", "surname", "city", "postcode", "date_of_birth"]
+    with_keys = lf.pairs(frame[columns], columns)
+    found = with_keys["found_by"].astype(str)
+    assert found.str.contains("&").any(), "the test needs a compound key"
+    monkeypatch.setattr(blocking, "COMPOUND_MAX_COLUMNS", 0)
+    without_keys = lf.pairs(frame[columns], columns)
+    assert not without_keys["found_by"].astype(str).str.contains("&").any()
+    both = with_keys.merge(without_keys, on=["left", "right"], suffixes=("", "_old"))
+    # Every pair found before is decided as before, with the same probability.
+    assert len(both) == len(without_keys)
+    np.testing.assert_array_equal(both["match"], both["match_old"])
+    np.testing.assert_allclose(
+        both["match_probability"], both["match_probability_old"], rtol=1e-12
+    )
+    # The model learned from the same pairs.
+    model = with_keys.attrs["lsh_frame"]["model"]
+    old = without_keys.attrs["lsh_frame"]["model"]
+    assert model["prior"] == pytest.approx(old["prior"], rel=1e-12)
+    assert any(is_compound_label(key) for key in model["alone_keys"])
+
+
+def test_compound_key_budget(monkeypatch):
+    frame = people()
+    monkeypatch.setattr(blocking, "COMPOUND_PAIRS_PER_RECORD", 0.0)
+    report = lf.blocking_report(frame, ["given", "surname", "dob"])
+    said = "\n".join(report.decisions)
+    assert "surname&dob: no compound key" in said
+    assert "surname&dob" not in set(report.table["key"])
+
+
+def test_no_compound_key_among_many_columns(monkeypatch):
+    frame = people()
+    monkeypatch.setattr(blocking, "COMPOUND_MAX_COLUMNS", 2)
+    report = lf.blocking_report(frame, ["given", "surname", "dob"])
+    assert not any("compound" in line for line in report.decisions)
+
+
+def test_compound_keys_on_dask_equal_pandas():
+    frame = lf.datasets.make_customers(1_500, seed=4)
+    columns = ["given_name", "surname", "city", "postcode", "date_of_birth"]
+    want = dask_pairs_as_pandas(frame[columns], columns)
+    assert want["found_by"].astype(str).str.contains("&").any()
+
+
+def test_compound_keys_link_and_saved_index(tmp_path):
+    frame = people()
+    left, right = frame.iloc[:250], frame.iloc[250:]
+    linked = lf.candidates(left, ["given", "surname", "dob"], other=right)
+    expected = {
+        (a, b)
+        for a, b in itertools.product(left.index, right.index)
+        if left.loc[a, "surname"] == right.loc[b, "surname"]
+        and left.loc[a, "dob"] == right.loc[b, "dob"]
+    }
+    found = linked[linked["found_by"].astype(str).str.contains("surname&dob")]
+    assert set(zip(found["left"], found["right"], strict=True)) == expected
+    index = lf.Index.build(left, ["given", "surname", "dob"], min_score=0.5)
+    asked = index.query(right, k=None)
+    by_key = asked[asked["found_by"].astype(str).str.contains("surname&dob")]
+    assert set(zip(by_key["left"], by_key["right"], strict=True)) == expected
+    index.save(tmp_path / "saved")
+    again = lf.Index.load(tmp_path / "saved").query(right, k=None)
+    pd.testing.assert_frame_equal(again, asked)
