@@ -1759,9 +1759,10 @@ def identical_mask(plan: ScorePlan, pairs: pd.DataFrame) -> npt.NDArray[np.bool_
     hundred thousand copies would otherwise teach the model that everything
     agrees), and gets ``match`` true and ``match_probability`` 1.
     """
-    if plan.link:
+    if plan.link or "found_by" not in pairs.columns:
         return np.zeros(len(pairs), dtype=bool)
-    return found_only_by(pairs, (IDENTICAL,))
+    found = pairs["found_by"].astype(object) == IDENTICAL  # missing: not found
+    return np.asarray(found.to_numpy(dtype=bool, na_value=False))
 
 
 def without(
@@ -2015,8 +2016,8 @@ def found_only_by(pairs: pd.DataFrame, keys: tuple[str, ...]) -> npt.NDArray[np.
     """Which pairs only one of ``keys`` found, compound keys aside.
 
     ``found_by`` names one of ``keys`` besides compound keys (see
-    :func:`~lsh_frame.blocking.compound_field`), or only compound keys, all of
-    them in ``keys``.
+    :func:`~lsh_frame.blocking.compound_field`), or only compound keys: those
+    are always weak (a model saved before them decides their pairs alike).
     """
     if "found_by" not in pairs.columns:
         return np.zeros(len(pairs), dtype=bool)
@@ -2026,8 +2027,7 @@ def found_only_by(pairs: pd.DataFrame, keys: tuple[str, ...]) -> npt.NDArray[np.
         others = [
             label for label in str(value).split("|") if not is_compound_label(label)
         ]
-        found = others or str(value).split("|")
-        if len(others) <= 1 and all(label in keys for label in found):
+        if not others or (len(others) == 1 and others[0] in keys):
             only.append(value)
     # Missing values: not found.
     return np.asarray(values.isin(only).to_numpy(dtype=bool, na_value=False))
@@ -2053,18 +2053,7 @@ def added_by_compound(pairs: pd.DataFrame) -> npt.NDArray[np.bool_]:
 def alone_keys_of(plan: ScorePlan, pairs: pd.DataFrame) -> tuple[str, ...]:
     """Return the given model's alone keys, or those the pairs' keys show."""
     given = plan.given_model
-    counts = found_by_counts(pairs)
-    if given is None:
-        return weak_keys(counts)
-    # A model saved before compound keys existed decides their lone pairs
-    # as the neighbours key's too.
-    compound = {
-        label
-        for value in counts
-        for label in value.split("|")
-        if is_compound_label(label)
-    }
-    return tuple(sorted(set(given.alone_keys) | compound))
+    return given.alone_keys if given is not None else weak_keys(found_by_counts(pairs))
 
 
 def alone_table(
