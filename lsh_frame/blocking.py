@@ -103,7 +103,7 @@ NEIGHBOURS_IDENTIFIER_BUCKET = 5
 #: ... and when an exact key on it yields at most this many pairs per record.
 IDENTIFIER_PAIRS_PER_RECORD = 2
 #: Plain columns without an exact key of their own get one on two of them
-#: together (a surname and a date of birth, ``"surname&date_of_birth"``) when
+#: together (a surname and a date of birth, ``"surname&&date_of_birth"``) when
 #: the two identify records as an identifier does; all such keys together
 #: yield at most this many pairs per record (the fewest-pair ones first). At
 #: a million customer records, where a date of birth alone no longer
@@ -111,8 +111,9 @@ IDENTIFIER_PAIRS_PER_RECORD = 2
 COMPOUND_PAIRS_PER_RECORD = 1.0
 #: Compound keys are tried among at most this many plain columns (28 pairs).
 COMPOUND_MAX_COLUMNS = 8
-#: Joins the columns in a compound key's label (and marks it in ``found_by``).
-COMPOUND_SEPARATOR = "&"
+#: Joins the columns in a compound key's label and marks it in ``found_by``
+#: (``"surname&&date_of_birth"``); no other key's label may hold it.
+COMPOUND_SEPARATOR = "&&"
 
 
 @dataclass(frozen=True)
@@ -168,7 +169,11 @@ class Field:
     weight : float
         Weight of the field in the combined score.
     tag_columns : bool
-        Keep the tokens of different columns apart (order matters).
+        Keep the tokens of different columns apart (order matters). On an
+        exact key of several columns, keep their values apart: the key is the
+        values together, and a record has one only when every column holds a
+        value (the compound keys of plain columns, see
+        :func:`lsh_frame.candidates`); without it, the columns' text is joined.
     strip_punctuation, strip_accents : bool
         Extra normalisation (see :class:`~lsh_frame.ShingleConfig`).
     bands, rows : int, optional
@@ -512,7 +517,7 @@ def _exact_keys(
     Values that repeat (dates, cities, postcodes) are normalised and hashed once
     per distinct raw value.
     """
-    if spec.tag_columns and len(spec.columns) > 1:
+    if is_compound_field(spec):
         return _compound_keys(frame, spec, owner=owner, texts=texts)
     text = _field_text(frame, spec, owner=owner, texts=texts)
     encoded = pc.dictionary_encode(text)
@@ -998,7 +1003,7 @@ class _FrameSource(KeySource):
     def exact_profile(self, spec: Field) -> ExactProfile:
         sides = []
         for number, table in enumerate(self.tables()):
-            if spec.tag_columns and len(spec.columns) > 1:
+            if is_compound_field(spec):
                 # A compound key from its columns' keys, computed once each.
                 keys, valid = combined_keys(
                     [
@@ -1070,6 +1075,11 @@ def compound_pairs(columns: list[Hashable]) -> list[tuple[Hashable, Hashable]]:
     if len(columns) > COMPOUND_MAX_COLUMNS:
         return []
     return list(itertools.combinations(columns, 2))
+
+
+def is_compound_field(spec: Field) -> bool:
+    """Tell whether a field is an exact key on several columns kept apart."""
+    return spec.blocking == "exact" and spec.tag_columns and len(spec.columns) > 1
 
 
 def is_compound_label(label: str) -> bool:
@@ -1297,6 +1307,18 @@ def decide_keys(
             chosen = plan(field_threshold, num_perm=field_perm, recall=field_recall)
             decisions.append(f"{spec.label}: lsh key, {chosen}")
         keys.append(BlockingKey(spec, "lsh", chosen))
+    named = [
+        key.label
+        for key in keys
+        if is_compound_label(key.label) and not is_compound_field(key.field)
+    ]
+    if named:
+        raise ConfigError(
+            f"{owner} got a blocking key named {named[0]!r}, but "
+            f"{COMPOUND_SEPARATOR!r} in a name marks the keys on two columns "
+            "together in found_by. Rename the column, or give the field a name "
+            f"without it (Field(..., name=...))."
+        )
     if any(key.label == IDENTICAL for key in keys):
         raise ConfigError(
             f"{owner} got a blocking key named {IDENTICAL!r}, but that name marks "
@@ -1369,6 +1391,10 @@ def resolve(
       are shared by at most ``IDENTIFIER_BUCKET`` (10) records of a table, and
       the key yields at most two pairs per record (ids, dates of birth, phones,
       e-mails; at scale, a date of birth stops qualifying by itself);
+    - an exact key on two of the other columns together (a surname and a date
+      of birth: ``"surname&&date_of_birth"``) where the two identify records
+      by the same rule, fewest pairs first, within one pair per record for all
+      of them (see :func:`compound_keys`);
     - one record-level LSH key over all the columns (shingles tagged by
       column), its threshold the lowest whose expected false positives (pairs
       less similar than the threshold, estimated from a sample of random pairs)

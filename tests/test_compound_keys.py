@@ -50,11 +50,11 @@ def test_a_pair_of_columns_that_identifies_records_gets_a_key():
     frame = people()
     report = lf.blocking_report(frame, ["given", "surname", "dob"])
     said = "\n".join(report.decisions)
-    assert "surname&dob: compound exact key" in said
+    assert "surname&&dob: compound exact key" in said
     # Four given names identify no one, with either other column.
-    assert "given&surname: compound" not in said
-    assert "given&dob: compound" not in said
-    assert "surname&dob" in set(report.table["key"])
+    assert "given&&surname: compound" not in said
+    assert "given&&dob: compound" not in said
+    assert "surname&&dob" in set(report.table["key"])
 
 
 def test_compound_key_pairs_equal_brute_force():
@@ -92,16 +92,16 @@ def test_a_missing_value_is_not_part_of_a_compound_value():
 
 
 def test_compound_labels_and_weak_keys():
-    assert is_compound_label("surname&dob")
+    assert is_compound_label("surname&&dob")
     assert not is_compound_label("surname")
-    counts = {"surname&dob": 5, "phone": 3, "phone|surname&dob": 10}
-    assert "surname&dob" in weak_keys(counts)
+    counts = {"surname&&dob": 5, "phone": 3, "phone|surname&&dob": 10}
+    assert "surname&&dob" in weak_keys(counts)
     pairs = pd.DataFrame(
         {
             "found_by": [
-                "surname&dob",
-                "surname&dob|record_neighbours",
-                "phone|surname&dob",
+                "surname&&dob",
+                "surname&&dob|record_neighbours",
+                "phone|surname&&dob",
                 "record_neighbours",
                 "phone",
                 None,
@@ -116,7 +116,7 @@ def test_compound_labels_and_weak_keys():
         False,
         False,
     ]
-    alone = found_only_by(pairs, ("record_neighbours", "surname&dob"))
+    alone = found_only_by(pairs, ("record_neighbours", "surname&&dob"))
     assert alone.tolist() == [True, True, False, True, False, False]
     # A model saved before compound keys: their lone pairs are weak all the same.
     older = found_only_by(pairs, ("record_neighbours",))
@@ -128,10 +128,10 @@ def test_compound_pairs_do_not_change_the_other_pairs_decisions(monkeypatch):
     columns = ["given_name", "surname", "city", "postcode", "date_of_birth"]
     with_keys = lf.pairs(frame[columns], columns)
     found = with_keys["found_by"].astype(str)
-    assert found.str.contains("&").any(), "the test needs a compound key"
+    assert found.str.contains("&&").any(), "the test needs a compound key"
     monkeypatch.setattr(blocking, "COMPOUND_MAX_COLUMNS", 0)
     without_keys = lf.pairs(frame[columns], columns)
-    assert not without_keys["found_by"].astype(str).str.contains("&").any()
+    assert not without_keys["found_by"].astype(str).str.contains("&&").any()
     both = with_keys.merge(without_keys, on=["left", "right"], suffixes=("", "_old"))
     # Every pair found before is decided as before, with the same probability.
     assert len(both) == len(without_keys)
@@ -151,8 +151,8 @@ def test_compound_key_budget(monkeypatch):
     monkeypatch.setattr(blocking, "COMPOUND_PAIRS_PER_RECORD", 0.0)
     report = lf.blocking_report(frame, ["given", "surname", "dob"])
     said = "\n".join(report.decisions)
-    assert "surname&dob: no compound key" in said
-    assert "surname&dob" not in set(report.table["key"])
+    assert "surname&&dob: no compound key" in said
+    assert "surname&&dob" not in set(report.table["key"])
 
 
 def test_no_compound_key_among_many_columns(monkeypatch):
@@ -166,7 +166,7 @@ def test_compound_keys_on_dask_equal_pandas():
     frame = lf.datasets.make_customers(1_500, seed=4)
     columns = ["given_name", "surname", "city", "postcode", "date_of_birth"]
     want = dask_pairs_as_pandas(frame[columns], columns)
-    assert want["found_by"].astype(str).str.contains("&").any()
+    assert want["found_by"].astype(str).str.contains("&&").any()
 
 
 def test_compound_keys_link_and_saved_index(tmp_path):
@@ -179,12 +179,32 @@ def test_compound_keys_link_and_saved_index(tmp_path):
         if left.loc[a, "surname"] == right.loc[b, "surname"]
         and left.loc[a, "dob"] == right.loc[b, "dob"]
     }
-    found = linked[linked["found_by"].astype(str).str.contains("surname&dob")]
+    found = linked[linked["found_by"].astype(str).str.contains("surname&&dob")]
     assert set(zip(found["left"], found["right"], strict=True)) == expected
     index = lf.Index.build(left, ["given", "surname", "dob"], min_score=0.5)
     asked = index.query(right, k=None)
-    by_key = asked[asked["found_by"].astype(str).str.contains("surname&dob")]
+    by_key = asked[asked["found_by"].astype(str).str.contains("surname&&dob")]
     assert set(zip(by_key["left"], by_key["right"], strict=True)) == expected
     index.save(tmp_path / "saved")
     again = lf.Index.load(tmp_path / "saved").query(right, k=None)
     pd.testing.assert_frame_equal(again, asked)
+
+
+def test_a_name_holding_the_compound_mark_is_refused():
+    frame = people(60)
+    # An identifier gets an exact key of its own, labelled by the column.
+    marked = frame.assign(**{"id&&code": [f"c{i // 2}" for i in range(60)]})
+    with pytest.raises(lf.ConfigError, match="&&"):
+        lf.candidates(marked, ["given", "surname", "id&&code"])
+    with pytest.raises(lf.ConfigError, match="&&"):
+        lf.candidates(frame, [lf.Field("surname", blocking="exact", name="a&&b")])
+
+
+def test_an_ampersand_in_a_column_name_is_a_column_like_any_other():
+    frame = people().rename(columns={"dob": "R&D"})
+    found = lf.pairs(frame, ["given", "surname", "R&D"])
+    labels = set("|".join(found["found_by"].astype(str)).split("|"))
+    assert "surname&&R&D" in labels
+    assert not is_compound_label("R&D")
+    # Pairs the column's own key found alone are not set aside as compound.
+    assert not added_by_compound(pd.DataFrame({"found_by": ["R&D"]})).any()
