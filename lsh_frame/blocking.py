@@ -1494,7 +1494,12 @@ def table_keys(
     """
     exact, signatures, keyed = dict(exact or {}), signatures or {}, keyed or {}
     pending = [key.field for key in keys if key.kind == "exact"]
-    pending = [spec for spec in pending if spec.label not in exact]
+    # A compound key combines its columns' keys (see _compound_keys).
+    pending = [
+        spec
+        for spec in pending
+        if spec.label not in exact and not is_compound_field(spec)
+    ]
     if len(pending) > 1 and len(table) * len(pending) <= SMALL_BATCH_VALUES:
         for config in {spec.shingle_config for spec in pending}:
             alike = [spec for spec in pending if spec.shingle_config == config]

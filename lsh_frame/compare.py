@@ -2022,15 +2022,20 @@ def found_only_by(pairs: pd.DataFrame, keys: tuple[str, ...]) -> npt.NDArray[np.
     if "found_by" not in pairs.columns:
         return np.zeros(len(pairs), dtype=bool)
     values = pairs["found_by"].astype(object)
-    only = []
-    for value in values.dropna().unique():
-        others = [
-            label for label in str(value).split("|") if not is_compound_label(label)
-        ]
-        if not others or (len(others) == 1 and others[0] in keys):
-            only.append(value)
+    only = [value for value in values.dropna().unique() if found_alone(value, keys)]
     # Missing values: not found.
     return np.asarray(values.isin(only).to_numpy(dtype=bool, na_value=False))
+
+
+def found_alone(found_by: Any, keys: tuple[str, ...]) -> bool:
+    """Tell whether one ``found_by`` value is a pair only a weak key found.
+
+    The rule of :func:`found_only_by`, for one pair (``explain``).
+    """
+    others = [
+        label for label in str(found_by).split("|") if not is_compound_label(label)
+    ]
+    return not others or (len(others) == 1 and others[0] in keys)
 
 
 def added_by_compound(pairs: pd.DataFrame) -> npt.NDArray[np.bool_]:

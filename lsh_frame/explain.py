@@ -24,7 +24,7 @@ from lsh_frame.blocking import (
     _stored_config,
     other_table,
 )
-from lsh_frame.compare import _score
+from lsh_frame.compare import _score, found_alone
 from lsh_frame.config import ShingleConfig
 from lsh_frame.errors import ConfigTypeError
 from lsh_frame.identical import IDENTICAL
@@ -492,7 +492,11 @@ def explain(
         probability = (
             float(scored["match_probability"].iloc[0]) if model is not None else None
         )
-    alone = model is not None and found_by in model.alone_keys
+    alone = (
+        model is not None
+        and found_by is not None
+        and found_alone(found_by, model.alone_keys)
+    )
     prior, reading, joint = (
         _model_reading(model, specs, scored, alone)
         if model is not None

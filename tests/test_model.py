@@ -222,7 +222,7 @@ def test_a_saved_model_keeps_its_cuts_and_older_models_still_decide():
     # The pairs only the neighbours key (or a weak key) found are read with
     # their own prior; without found_by every pair is read with the model's.
     assert "record_neighbours" in learned["alone_keys"]
-    alone = scored["found_by"].isin(learned["alone_keys"]).to_numpy()
+    alone = lf.compare.found_only_by(scored, tuple(learned["alone_keys"]))
     assert alone.any() and 0 < learned["alone_prior"] < learned["prior"]
     unknown = lf.score(people, scored[["left", "right"]], columns, min_score=learned)[
         "match_probability"
@@ -271,7 +271,7 @@ def test_evidence_adds_up_to_each_pairs_match_probability():
     columns = ["given_name", "surname", "date_of_birth", "email"]
     scored = lf.pairs(people, columns)
     learned = model.MatchModel.from_dict(scored.attrs["lsh_frame"]["model"])
-    alone = (scored["found_by"] == "record_neighbours").to_numpy()
+    alone = lf.compare.found_only_by(scored, learned.alone_keys)
     identical = (scored["found_by"] == "identical").to_numpy()
     assert alone.any() and learned.alone_prior is not None
     evidence = learned.evidence(

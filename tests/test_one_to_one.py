@@ -279,8 +279,9 @@ def test_link_pairs_score_and_accessor_agree(customers: pd.DataFrame) -> None:
         pd.testing.assert_frame_equal(
             linked, left.lsh.pairs(COLUMNS, other=right, one_to_one=rule)
         )
+        # The keys that found a pair choose its prior: score them with found_by.
         rescored = left.lsh.score(
-            linked[["left", "right"]], COLUMNS, other=right, one_to_one=rule
+            linked[["left", "right", "found_by"]], COLUMNS, other=right, one_to_one=rule
         )
         pd.testing.assert_series_equal(rescored["match"], linked["match"])
     loose = lf.link(left, right, COLUMNS, one_to_one=False)
