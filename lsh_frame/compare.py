@@ -1761,7 +1761,7 @@ def identical_mask(plan: ScorePlan, pairs: pd.DataFrame) -> npt.NDArray[np.bool_
     """
     if plan.link or "found_by" not in pairs.columns:
         return np.zeros(len(pairs), dtype=bool)
-    found = pairs["found_by"].astype(object) == IDENTICAL  # missing: not found
+    found = pairs["found_by"].eq(IDENTICAL)  # missing: not found
     return np.asarray(found.to_numpy(dtype=bool, na_value=False))
 
 
@@ -2021,7 +2021,7 @@ def found_only_by(pairs: pd.DataFrame, keys: tuple[str, ...]) -> npt.NDArray[np.
     """
     if "found_by" not in pairs.columns:
         return np.zeros(len(pairs), dtype=bool)
-    values = pairs["found_by"].astype(object)
+    values = pairs["found_by"]
     only = [value for value in values.dropna().unique() if found_alone(value, keys)]
     # Missing values: not found.
     return np.asarray(values.isin(only).to_numpy(dtype=bool, na_value=False))
@@ -2044,15 +2044,8 @@ def added_by_compound(pairs: pd.DataFrame) -> npt.NDArray[np.bool_]:
     They are decided (with the neighbours key's prior) but never learned from,
     so the pairs other keys found are decided as they would be without them.
     """
-    if "found_by" not in pairs.columns:
-        return np.zeros(len(pairs), dtype=bool)
-    values = pairs["found_by"].astype(object)
-    only = [
-        value
-        for value in values.dropna().unique()
-        if all(is_compound_label(label) for label in str(value).split("|"))
-    ]
-    return np.asarray(values.isin(only).to_numpy(dtype=bool, na_value=False))
+    # Alone with no weak key at all: found by compound keys only.
+    return found_only_by(pairs, ())
 
 
 def alone_keys_of(plan: ScorePlan, pairs: pd.DataFrame) -> tuple[str, ...]:

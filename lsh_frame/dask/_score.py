@@ -196,8 +196,11 @@ def _with_positions(
     )
 
 
-#: Pairs, their scored columns, and which pairs join identical records.
-_Scored = tuple[pd.DataFrame, dict[str, Any], npt.NDArray[np.bool_]]
+#: Pairs, their scored columns, which pairs join identical records, and which
+#: only compound keys found (decided, never learned from).
+_Scored = tuple[
+    pd.DataFrame, dict[str, Any], npt.NDArray[np.bool_], npt.NDArray[np.bool_]
+]
 
 
 def _score_part(
@@ -210,7 +213,12 @@ def _score_part(
     numbers = np.arange(len(pairs), dtype=np.int64)
     columns = score_fields(plan, left_rows, right_rows, numbers, numbers, owner)
     identical = identical_mask(plan, pairs)
-    return pairs.drop(columns=[LEFT_POSITION, RIGHT_POSITION]), columns, identical
+    return (
+        pairs.drop(columns=[LEFT_POSITION, RIGHT_POSITION]),
+        columns,
+        identical,
+        added_by_compound(pairs),
+    )
 
 
 def _left_out(
@@ -220,8 +228,8 @@ def _left_out(
 
     Identical ones, and (given ``alone_keys``) those only a weak key found.
     """
-    pairs, _, identical = scored
-    held_out = identical | added_by_compound(pairs)
+    pairs, _, identical, aside = scored
+    held_out = identical | aside
     if alone_keys is None:
         return held_out
     return held_out | found_only_by(pairs, alone_keys)
@@ -253,12 +261,11 @@ def _alone_counts(
     alone_keys: tuple[str, ...],
 ) -> tuple[int, int, int]:
     """Pairs only a weak key found, matches, and matches others found."""
-    pairs, columns, identical = scored
+    pairs, columns, identical, aside = scored
     columns = learning_view(columns)
     levels = plan.levels(field_scores(plan, columns))
     provisional = provisional_matches(plan, columns["score"], cut)
-    match = decide(plan, model, levels, provisional)[1]
-    match &= ~(identical | added_by_compound(pairs))
+    match = decide(plan, model, levels, provisional)[1] & ~(identical | aside)
     alone = found_only_by(pairs, alone_keys)
     return int(alone.sum()), int(match.sum()), int((match & ~alone).sum())
 
@@ -266,10 +273,9 @@ def _alone_counts(
 def _alone_table(
     scored: _Scored, plan: ScorePlan, alone_keys: tuple[str, ...]
 ) -> LevelTable:
-    pairs, columns, identical = scored
+    pairs, columns, identical, aside = scored
     levels = plan.levels(field_scores(plan, learning_view(columns)))
-    held_out = identical | added_by_compound(pairs)
-    return alone_table(levels, held_out, found_only_by(pairs, alone_keys))
+    return alone_table(levels, identical | aside, found_only_by(pairs, alone_keys))
 
 
 def _level_table(
@@ -293,10 +299,10 @@ def _level_table(
 def _decision_counts(
     scored: _Scored, plan: ScorePlan, model: MatchModel, alone_keys: tuple[str, ...]
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
-    pairs, columns, identical = scored
+    pairs, columns, identical, aside = scored
     levels = plan.levels(field_scores(plan, without_straight(columns)))
     # The match cut is chosen without the pairs only compound keys found.
-    kept = ~added_by_compound(pairs)
+    kept = ~aside
     return decision_counts(
         plan,
         model,
@@ -328,7 +334,7 @@ def _decided(
     attrs: dict[str, Any],
     alone_keys: tuple[str, ...],
 ) -> pd.DataFrame:
-    pairs, columns, identical = scored
+    pairs, columns, identical, _ = scored
     columns = without_straight(columns)
     levels = plan.levels(field_scores(plan, columns))
     provisional = (
