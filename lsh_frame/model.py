@@ -1557,6 +1557,35 @@ def learn_model(
     if model is None:
         why = _not_learned(labels, table)
         return None, None if why is None else {"fallback": why}
+    start = None
+    if not model.sound:
+        # The split took another group than the matches: agreeing on some
+        # field counts against its "matches". Start instead from the surest
+        # matches, the pairs that agree on every field they both fill, and let
+        # EM find the rest (as after an unclear split).
+        agreeing = _agreeing_split(table, missing[keep] if no_values else missing)
+        surest = MatchModel.learn_table(labels, agreeing, field_cuts)
+        if surest is not None:
+            model, clear, start = surest, False, _START_AGREEING
     patterns, counts = table.fields()
     model, fit = MatchModel.refine_patterns(labels, patterns, counts, model, clear)
+    if start is not None:
+        fit = {**fit, "start": start}
     return dataclasses.replace(model, no_values=no_values), fit
+
+
+#: ``fit["start"]`` when the provisional split's model was not sound.
+_START_AGREEING = "pairs agreeing on every field (the split's model was not sound)"
+
+
+def _agreeing_split(table: LevelTable, missing: npt.NDArray[np.intp]) -> LevelTable:
+    """Split the table anew: matches agree (top level) on every field both fill.
+
+    At least two fields must be filled in both records; ``missing`` is each
+    field's level for a missing value.
+    """
+    fields = table.rows[:, :-1]
+    filled = fields != missing
+    agree = np.all((fields == 0) | ~filled, axis=1) & (filled.sum(axis=1) >= 2)
+    rows = np.column_stack([fields, agree.astype(np.uint8)])
+    return LevelTable(*_summed_rows(rows, table.counts))

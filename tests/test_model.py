@@ -738,3 +738,69 @@ def test_a_saved_model_with_bad_groups_is_refused(together):
     saved["together"] = together
     with pytest.raises(lf.ConfigError, match="together"):
         model.MatchModel.from_dict(saved)
+
+
+def test_a_split_whose_model_is_unsound_starts_again_from_pairs_that_agree():
+    # Names and a date of birth: blocking found each record's namesakes, who
+    # share the names and differ on the date. The score has no valley between
+    # them and the duplicates, and a split that takes both learns that a date
+    # which differs speaks for a match: the model is not sound. It starts
+    # again from the pairs that agree on every field and finds the duplicates.
+    rng = np.random.default_rng(11)
+    sizes = (400, 3_000, 2_000)  # duplicates, namesakes, strangers
+    shares = {
+        "given_name": ((0.8, 0.1, 0.05), (0.9, 0.02, 0.02), (0.02, 0.02, 0.02)),
+        "surname": ((0.85, 0.05, 0.05), (0.9, 0.02, 0.02), (0.05, 0.02, 0.02)),
+        "dob": ((0.85, 0.0, 0.0), (0.01, 0.0, 0.0), (0.3, 0.0, 0.0)),
+        "city": ((0.7, 0.1, 0.0), (0.1, 0.0, 0.0), (0.2, 0.0, 0.0)),
+    }
+    scores = {
+        name: np.concatenate(
+            [
+                _levelled(rng, size, part)
+                for size, part in zip(sizes, parts, strict=True)
+            ]
+        )
+        for name, parts in shares.items()
+    }
+    truth = np.arange(sum(sizes)) < sizes[0]
+    taken = np.arange(sum(sizes)) < sizes[0] + sizes[1]  # duplicates and namesakes
+    levels = {name: model.MatchModel.levels(values) for name, values in scores.items()}
+    table = model.LevelTable.of(levels, taken)
+    unsound = model.MatchModel.learn_table(list(levels), table)
+    assert not unsound.sound
+    taken_for = unsound.probability_of_levels(levels) >= 0.5
+    assert (taken_for & truth).sum() / taken_for.sum() < 0.5
+    learned, fit = model.learn_model(list(levels), table, {}, clear=True)
+    assert fit["start"] == model._START_AGREEING
+    assert learned.sound
+    found = learned.probability_of_levels(levels) >= 0.5
+    hits = (found & truth).sum()
+    assert hits / found.sum() > 0.9 and hits / sizes[0] > 0.5
+    # A sound split is learned from as before: no new start.
+    _, kept = model.learn_model(list(levels), model.LevelTable.of(levels, truth), {})
+    assert "start" not in kept
+
+
+def test_the_agreeing_split_counts_only_fields_both_records_fill():
+    # Levels 0-3, 4 = missing; a pair needs two filled fields, all at level 0.
+    rows = np.array(
+        [
+            [0, 0, 4, 1],  # agrees on both fields it fills
+            [0, 4, 4, 1],  # one field filled: not sure
+            [0, 1, 0, 0],  # nearly on one field
+            [0, 0, 0, 0],  # agrees on all three
+        ],
+        dtype=np.uint8,
+    )
+    split = model._agreeing_split(
+        model.LevelTable(rows, np.array([5, 6, 7, 8])), np.array([4, 4, 4])
+    )
+    agreeing = {tuple(row[:-1]): bool(row[-1]) for row in split.rows.tolist()}
+    assert agreeing == {
+        (0, 0, 4): True,
+        (0, 4, 4): False,
+        (0, 1, 0): False,
+        (0, 0, 0): True,
+    }
+    assert split.pairs == 26
