@@ -889,7 +889,9 @@ class MatchModel:
             converged
             and (growth <= _EM_MAX_GROWTH or not clear)
             and refined.sound
-            and refined.mostly_agrees(_MOST_DIFFER if clear else _MOST_DIFFER_UNCLEAR)
+            and refined.mostly_agrees(
+                _MOST_DIFFER if clear else _MOST_DIFFER_UNCLEAR, careful
+            )
         )
         fit = {
             "split": "clear" if clear else "unclear",
@@ -983,9 +985,26 @@ class MatchModel:
         ]
         return differ if differ and 2 * len(differ) >= len(self.m) else []
 
-    def mostly_agrees(self, most: float = _MOST_DIFFER) -> bool:
-        """Whether on every field at most ``most`` of the matches differ."""
-        return all(float(m[-1]) <= most for m in self.m.values())
+    def mostly_agrees(
+        self, most: float = _MOST_DIFFER, before: MatchModel | None = None
+    ) -> bool:
+        """Whether on every field at most ``most`` of the matches differ.
+
+        With ``before`` (the model this one was refined from), only a field
+        whose matches mostly agreed there counts: a fit that took another
+        group turned a field its surest matches agree on into one they differ
+        on (given names of relatives). A field whose matches differed more
+        than ``most`` already there is written differently in the two tables
+        (the cuisines of two restaurant guides) and says nothing of the fit.
+        """
+        for label, m in self.m.items():
+            if float(m[-1]) <= most:
+                continue
+            if before is None or label not in before.m:
+                return False
+            if float(before.m[label][-1]) <= most:
+                return False
+        return True
 
     def leave_one_out(
         self,
