@@ -263,6 +263,9 @@ _MOST_DIFFER_UNCLEAR = 2 / 3
 #: had 0.8 (make_customers 20,000, given name) and 0.86 (IMDb-TMDb, title);
 #: sound fits at most 0.49 (Cora, venue).
 _MOST_DIFFER = 0.5
+#: ``fit["start"]`` when the provisional split's model was not sound (see
+#: learn_model): it started from the pairs that agree on every field.
+_START_AGREEING = "pairs agreeing on every field (the split's model was not sound)"
 #: Leave-one-field-out steps, and the log-odds from the other fields that make
 #: a pair a sure match for estimating a field's m (probability 0.99). The step
 #: is to find matches the split left out, so a result that loses more than 5%
@@ -1572,6 +1575,7 @@ def learn_model(
         keep = [column for column, none in enumerate(empty) if not none]
         labels = [labels[column] for column in keep]
         table = LevelTable(*_summed_rows(table.rows[:, [*keep, -1]], table.counts))
+        missing = missing[keep]
     model = MatchModel.learn_table(labels, table, field_cuts) if labels else None
     if model is None:
         why = _not_learned(labels, table)
@@ -1582,8 +1586,9 @@ def learn_model(
         # field counts against its "matches". Start instead from the surest
         # matches, the pairs that agree on every field they both fill, and let
         # EM find the rest (as after an unclear split).
-        agreeing = _agreeing_split(table, missing[keep] if no_values else missing)
-        surest = MatchModel.learn_table(labels, agreeing, field_cuts)
+        surest = MatchModel.learn_table(
+            labels, _agreeing_split(table, missing), field_cuts
+        )
         if surest is not None:
             model, clear, start = surest, False, _START_AGREEING
     patterns, counts = table.fields()
@@ -1591,10 +1596,6 @@ def learn_model(
     if start is not None:
         fit = {**fit, "start": start}
     return dataclasses.replace(model, no_values=no_values), fit
-
-
-#: ``fit["start"]`` when the provisional split's model was not sound.
-_START_AGREEING = "pairs agreeing on every field (the split's model was not sound)"
 
 
 def _agreeing_split(table: LevelTable, missing: npt.NDArray[np.intp]) -> LevelTable:
