@@ -100,6 +100,19 @@ def _levelled(rng, size, shares):
     )
 
 
+def _grouped_scores(rng, sizes, shares):
+    """Each field's scores over groups of pairs of these sizes, at their shares."""
+    return {
+        name: np.concatenate(
+            [
+                _levelled(rng, size, part)
+                for size, part in zip(sizes, parts, strict=True)
+            ]
+        )
+        for name, parts in shares.items()
+    }
+
+
 def test_em_finds_the_matches_an_unclear_split_left_out():
     # Citations: the matches agree on the title but write authors, venues and
     # pages many ways, so their combined scores spread over the upper half and
@@ -151,15 +164,7 @@ def test_an_unclear_split_still_rejects_a_fit_whose_matches_mostly_differ():
         "address": ((0.7, 0.1, 0.1), (0.95, 0.03, 0.02), (0.02, 0.02, 0.02)),
         "phone": ((0.6, 0.1, 0.1), (0.9, 0.05, 0.0), (0.0, 0.0, 0.0)),
     }
-    scores = {
-        name: np.concatenate(
-            [
-                _levelled(rng, size, part)
-                for size, part in zip(sizes, parts, strict=True)
-            ]
-        )
-        for name, parts in shares.items()
-    }
+    scores = _grouped_scores(rng, sizes, shares)
     truth = np.arange(sum(sizes)) < sizes[0]
     levels = {name: model.MatchModel.levels(values) for name, values in scores.items()}
     start = model.MatchModel.learn_levels(levels, truth)
@@ -754,15 +759,7 @@ def test_a_split_whose_model_is_unsound_starts_again_from_pairs_that_agree():
         "dob": ((0.85, 0.0, 0.0), (0.01, 0.0, 0.0), (0.3, 0.0, 0.0)),
         "city": ((0.7, 0.1, 0.0), (0.1, 0.0, 0.0), (0.2, 0.0, 0.0)),
     }
-    scores = {
-        name: np.concatenate(
-            [
-                _levelled(rng, size, part)
-                for size, part in zip(sizes, parts, strict=True)
-            ]
-        )
-        for name, parts in shares.items()
-    }
+    scores = _grouped_scores(rng, sizes, shares)
     truth = np.arange(sum(sizes)) < sizes[0]
     taken = np.arange(sum(sizes)) < sizes[0] + sizes[1]  # duplicates and namesakes
     levels = {name: model.MatchModel.levels(values) for name, values in scores.items()}
@@ -821,12 +818,7 @@ def test_a_field_written_differently_in_the_two_tables_does_not_reject_em():
         "city": ((0.6, 0.0, 0.1), (0.5, 0.0, 0.05)),
         "cuisine": ((0.1, 0.0, 0.0), (0.06, 0.0, 0.0)),
     }
-    scores = {
-        name: np.concatenate(
-            [_levelled(rng, matches, inside), _levelled(rng, others, outside)]
-        )
-        for name, (inside, outside) in shares.items()
-    }
+    scores = _grouped_scores(rng, (matches, others), shares)
     truth = np.arange(matches + others) < matches
     combined = np.mean(np.column_stack(list(scores.values())), axis=1)
     levels = {name: model.MatchModel.levels(values) for name, values in scores.items()}
