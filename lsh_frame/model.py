@@ -1559,7 +1559,10 @@ def learn_model(
     ``labels`` name the table's field columns (the counted fields, in order);
     ``clear`` says whether the table's split can be trusted (see
     :meth:`MatchModel.refine`). Without a model, the fit says why
-    (``{"fallback": ...}``).
+    (``{"fallback": ...}``). When the split's own model is not sound
+    (:attr:`MatchModel.sound`), it starts instead from the pairs that agree on
+    every field both records fill, as after an unclear split, and the fit says
+    so (``fit["start"]``).
     """
     # A field missing in every pair has m = u: it cannot move a decision, but
     # it would count towards the fields needed to refine, and the soundness
