@@ -46,11 +46,12 @@ b. ``--part scale``: ``lf.datasets.make_customers(n, seed=1)``, each method in
      ``frame.lsh.candidates([lf.Field(c, threshold=...) for c in columns])``.
      Settings are tried in a fixed order that does not look at the labels:
      threshold 0.6 (the issue's suggestion); then the library's data-chosen
-     threshold per field (``lf.Field(c)``); each is taken only if it neither
-     raises ``TooManyPairsError`` nor warns about dropped buckets. Then, with
-     the data-chosen thresholds, the largest ``max_bucket`` from 500, 200, 100,
-     50, 20, 10 that fits ``max_pairs`` (the error message's own advice;
-     dropped buckets are then expected and reported). Each attempt is
+     threshold per field (``lf.Field(c, blocking="lsh")``); each is taken only
+     if it neither raises ``TooManyPairsError`` nor warns about dropped
+     buckets. Then, with the data-chosen thresholds, the largest
+     ``max_bucket`` from 500, 200, 100, 50, 20, 10 that fits ``max_pairs``
+     (the error message's own advice; dropped buckets are then expected and
+     reported). Each attempt is
      reported; the chosen one is timed and scored against
      ``lf.datasets.true_pairs``.
 
@@ -728,13 +729,13 @@ def run_fields(arguments: argparse.Namespace, log: Callable[[str], None]) -> Non
         ),
         (
             "data-chosen thresholds, max_bucket 1000",
-            [lf.Field(c) for c in columns],
+            [lf.Field(c, blocking="lsh") for c in columns],
             {},
         ),
         *[
             (
                 f"data-chosen thresholds, max_bucket {cap}",
-                [lf.Field(c) for c in columns],
+                [lf.Field(c, blocking="lsh") for c in columns],
                 {"max_bucket": cap},
             )
             for cap in BUCKET_STEPS

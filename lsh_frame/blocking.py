@@ -15,6 +15,7 @@ reported, and the number of pairs is computed before any pair is built.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import math
@@ -82,6 +83,11 @@ from lsh_frame.vectors import (
 __all__ = ["BlockingReport", "Field", "blocking_report", "candidates"]
 
 BlockingKind = Literal["lsh", "exact", "neighbours", "hamming", "cosine"]
+#: What a Field may ask for: a kind of key, or "auto" (the data decides).
+FieldBlocking = Literal["auto", "lsh", "exact", "neighbours", "hamming", "cosine"]
+#: Field parameters that only plan a key of the field's own (MinHash LSH):
+#: giving one with blocking="auto" asks for that key.
+_LSH_PARAMETERS = ("threshold", "recall", "bands", "rows", "k")
 
 #: Pairs emitted at a time: bounds the temporary arrays of pair generation.
 _EMIT_PAIRS = 4_000_000
@@ -133,7 +139,16 @@ class Field:
         Kind of shingle for LSH blocking and Jaccard scores.
     k : int, optional
         Shingle length; 3 characters or 1 word by default.
-    blocking : {"lsh", "exact", "neighbours", "hamming", "cosine"} or None
+    blocking : {"auto", "lsh", "exact", "neighbours", "hamming", "cosine"} or None
+        ``"auto"`` (the default): the data decides, as for a plain column
+        name: the columns of every ``"auto"`` field are blocked together by
+        the keys :func:`lsh_frame.candidates` describes (exact keys on columns
+        that identify records, keys on two of them together, one record-level
+        key over all of them), so that asking for another comparison or weight
+        does not change the blocking. Giving ``threshold``, ``recall``,
+        ``bands``, ``rows``, ``k`` or a ``shingle`` other than ``"char"``
+        asks for an LSH key of the field's own (``"lsh"``), as does a column
+        of MinHash signatures.
         ``"lsh"``: banded MinHash keys; ``"exact"``: one key per normalised
         value; ``"neighbours"``: each record's most similar records by
         IDF-weighted token cosine over the field's columns (see
@@ -198,7 +213,7 @@ class Field:
     _: KW_ONLY
     shingle: ShingleKind = "char"
     k: int | None = None
-    blocking: BlockingKind | None = "lsh"
+    blocking: FieldBlocking | None = "auto"
     threshold: float | None = None
     recall: float | None = None
     compare: Comparison = "auto"
@@ -221,12 +236,17 @@ class Field:
         if not columns:
             raise ConfigError("A Field needs at least one column. Got none.")
         object.__setattr__(self, "columns", columns)
-        if self.blocking is not None and self.blocking not in get_args(BlockingKind):
+        if self.blocking is not None and self.blocking not in get_args(FieldBlocking):
             raise ConfigError(
-                f"The 'blocking' parameter of {owner} must be one of 'lsh', 'exact', "
-                f"'neighbours', 'hamming', 'cosine' or None. Got {self.blocking!r} "
-                "instead."
+                f"The 'blocking' parameter of {owner} must be one of 'auto', 'lsh', "
+                f"'exact', 'neighbours', 'hamming', 'cosine' or None. Got "
+                f"{self.blocking!r} instead."
             )
+        if self.blocking == "auto" and (
+            self.shingle != "char"
+            or any(getattr(self, name) is not None for name in _LSH_PARAMETERS)
+        ):
+            object.__setattr__(self, "blocking", "lsh")
         if self.top is not None:
             check_int(self.top, "top", owner, minimum=1)
             if self.blocking != "cosine":
@@ -364,7 +384,9 @@ def _salt(column: Hashable) -> int:
 
 def _stored_config(frame: pd.DataFrame, spec: Field) -> MinHashConfig | None:
     """Return the configuration of a field naming one signature column, or None."""
-    if len(spec.columns) != 1:
+    # A missing column is no signature column; the caller's column check says
+    # it is missing.
+    if len(spec.columns) != 1 or spec.columns[0] not in frame.columns:
         return None
     arrow_type = getattr(frame[spec.columns[0]].dtype, "pyarrow_dtype", None)
     return arrow_type.config if isinstance(arrow_type, MinHashType) else None
@@ -707,7 +729,10 @@ def _check_frame(frame: Any, role: str, owner: str) -> pd.DataFrame:
 
 
 def _as_fields(fields: Any, owner: str) -> tuple[list[Field], bool]:
-    """Return the fields and whether the caller gave only plain column names."""
+    """Return the fields and whether the caller gave only plain column names.
+
+    (Which fields the data decides the keys of is :func:`automatic_fields`.)
+    """
     refuse_set(fields, "fields", owner)
     if isinstance(fields, (pd.Index, pd.Series, np.ndarray)):
         fields = fields.tolist()  # e.g. df.columns
@@ -729,6 +754,42 @@ def _as_fields(fields: Any, owner: str) -> tuple[list[Field], bool]:
             f"{repeated[0]!r}. Give each field a distinct name=."
         )
     return resolved, plain
+
+
+def automatic_fields(specs: list[Field], frame: Any) -> list[Field]:
+    """Return the fields whose keys the data decides (``blocking="auto"``).
+
+    A field on one column of MinHash signatures is not among them: its
+    signatures make its own LSH key (see :func:`own_key_fields`).
+    ``frame`` is a table of the call (pandas, or a Dask table's meta).
+    """
+    return [
+        spec
+        for spec in specs
+        if spec.blocking == "auto" and _stored_config(frame, spec) is None
+    ]
+
+
+def own_key_fields(specs: list[Field], automatic: list[Field]) -> list[Field]:
+    """Return the fields that get a key of their own, in the order given.
+
+    ``automatic`` are the fields the data decides (:func:`automatic_fields`);
+    any other field still ``"auto"`` (a column of signatures) gets an LSH key.
+    """
+    decided = {id(spec) for spec in automatic}
+    return [
+        dataclasses.replace(spec, blocking="lsh") if spec.blocking == "auto" else spec
+        for spec in specs
+        if id(spec) not in decided
+    ]
+
+
+def automatic_columns(automatic: list[Field]) -> list[Hashable]:
+    """Return the columns of the automatic fields, each once, in order."""
+    columns: list[Hashable] = []
+    for spec in automatic:
+        columns += [column for column in spec.columns if column not in columns]
+    return columns
 
 
 def field_columns(fields: Any, owner: str) -> list[Hashable]:
@@ -1145,11 +1206,13 @@ def decide_keys(
     # never used, but a bad value is still a mistake the caller should hear of.
     threshold = check_fraction(threshold, "threshold", owner, optional=True)
     recall = check_fraction(recall, "recall", owner)  # type: ignore[assignment]
-    specs, plain = _as_fields(fields, owner)
+    specs, _ = _as_fields(fields, owner)
     for spec in specs:
         check_columns(frame, list(spec.columns), owner)
         if other is not None:
             check_columns(other, list(spec.columns), owner)
+    automatic = automatic_fields(specs, frame)
+    specs = own_key_fields(specs, automatic)
     num_perm = check_int(num_perm, "num_perm", owner, minimum=1, maximum=8192)
     seed = check_int(seed, "seed", owner, minimum=0)
     n_left, n_right = source.n_left, source.n_right
@@ -1166,8 +1229,8 @@ def decide_keys(
     decisions: list[str] = []
     keys: list[BlockingKey] = []
 
-    if plain:
-        columns = [column for spec in specs for column in spec.columns]
+    if automatic:
+        columns = automatic_columns(automatic)
         bucket = (
             NEIGHBOURS_IDENTIFIER_BUCKET
             if PLAIN_RECORD_KEY == "neighbours"
@@ -1213,7 +1276,7 @@ def decide_keys(
             name=RECORD_KEY,
             blocking="neighbours" if PLAIN_RECORD_KEY == "neighbours" else "lsh",
         )
-        specs = [record]
+        specs = [*specs, record]
         if PLAIN_RECORD_KEY == "both":
             records = n_left + (n_right or 0)
             if records <= NEIGHBOURS_MAX_RECORDS:
@@ -1342,7 +1405,7 @@ def _vector_key(
     spec: Field, threshold: float | None, recall: float, num_perm: int, owner: str
 ) -> BlockingKey:
     """Plan a bit-sampling or random-hyperplane key (see lsh_frame.vectors)."""
-    assert spec.blocking is not None
+    assert spec.blocking == "hamming" or spec.blocking == "cosine"
     field_threshold = spec.threshold if spec.threshold is not None else threshold
     field_recall = spec.recall if spec.recall is not None else recall
     if spec.bands is not None and spec.rows is not None:
@@ -1385,7 +1448,9 @@ def resolve(
 ) -> BlockingContext:
     """Resolve the caller's fields into keys and compute both sides' keys.
 
-    With plain column names only, the data decides:
+    For plain column names and fields left at ``blocking="auto"``, the data
+    decides, over the columns of those fields ("all the columns" below);
+    every other field gets the key it asks for:
 
     - an exact key on every column that identifies records: 99% of its values
       are shared by at most ``IDENTIFIER_BUCKET`` (10) records of a table, and
@@ -1617,7 +1682,9 @@ def candidates(
         The records (the left table when linking). Index labels must be unique.
     fields : column label, Field, or a list of them
         What to block on. Plain column names let the data decide (see
-        :func:`resolve`); :class:`Field` objects say exactly what to do.
+        :func:`resolve`), and so do :class:`Field` objects left at
+        ``blocking="auto"`` (a comparison or weight of their own, the same
+        keys); a Field that asks for a key gets exactly that key.
     other : DataFrame, optional
         A second table to link with; without it, ``frame`` is deduplicated.
     right_on : list of column labels, or dict, optional

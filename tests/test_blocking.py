@@ -374,7 +374,7 @@ def test_decisions_say_when_a_field_cannot_be_made_selective():
     base = "abcdefghijklmnopqrstuvwxyz" * 3
     lengths = np.random.default_rng(0).integers(10, 78, 600)
     frame = pd.DataFrame({"x": [f"{base[:n]}-{i:04d}" for i, n in enumerate(lengths)]})
-    context = blocking.resolve(frame, [lf.Field("x")])
+    context = blocking.resolve(frame, [lf.Field("x", blocking="lsh")])
     assert "is not met even at the highest threshold" in context.decisions[0]
 
 
@@ -668,3 +668,103 @@ def test_a_fields_signature_is_the_minimum_of_its_columns_signatures(
     assert not expected_valid[45] and expected_valid[:40].sum() > 30
     np.testing.assert_array_equal(valid, expected_valid)
     np.testing.assert_array_equal(matrix, expected)
+
+
+# -- blocking="auto": a Field that asks for no key of its own -----------------
+
+
+def _plain_customers() -> pd.DataFrame:
+    return lf.datasets.make_customers(800, seed=4).drop(columns="entity_id")
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda column: lf.Field(column, compare="ratio"),
+        lambda column: lf.Field(column, weight=2.5),
+        lambda column: lf.Field(column, name=f"my_{column}"),
+        lambda column: lf.Field(column, strip_punctuation=True, compare="exact"),
+    ],
+)
+def test_a_field_that_changes_only_the_scoring_blocks_as_its_column_name(change):
+    frame = _plain_customers()
+    columns = list(frame.columns)
+    plain = frame.lsh.candidates(columns)
+    for position in (0, len(columns) - 1):
+        fields = [
+            change(column) if index == position else column
+            for index, column in enumerate(columns)
+        ]
+        pd.testing.assert_frame_equal(frame.lsh.candidates(fields), plain)
+    # Every field a Field object, none asking for a key: still the data's keys.
+    everyone = [change(column) for column in columns]
+    pd.testing.assert_frame_equal(frame.lsh.candidates(everyone), plain)
+
+
+def test_a_field_that_asks_for_a_key_gets_it_beside_the_data_decided_keys():
+    frame = _plain_customers()
+    fields = [
+        lf.Field("surname", blocking="exact"),
+        "given_name",
+        lf.Field("street_address", compare="token_set_ratio"),
+    ]
+    context = blocking.resolve(frame, fields)
+    by_label = {key.label: key for key in context.keys}
+    assert by_label["surname"].kind == "exact"
+    # The data decides over the other two columns only.
+    assert by_label["record"].field.columns == ("given_name", "street_address")
+    assert by_label["record_neighbours"].field.columns == (
+        "given_name",
+        "street_address",
+    )
+    found = frame.lsh.candidates(fields)
+    pairs = set(zip(found["left"], found["right"], strict=True))
+    # Every pair of records with the same surname is a candidate ...
+    labelled = frame[["surname"]].assign(label=frame.index)
+    same = labelled.merge(labelled, on="surname", suffixes=("_a", "_b"))
+    same = same[same["label_a"] < same["label_b"]]
+    assert len(same) > 50
+    assert set(zip(same["label_a"], same["label_b"], strict=True)) <= pairs
+    # ... and the data's keys still find pairs whose surnames differ.
+    surname = frame["surname"]
+    others = found[
+        surname.loc[found["left"]].to_numpy() != surname.loc[found["right"]].to_numpy()
+    ]
+    assert len(others) > 0
+    assert others["found_by"].astype(str).str.contains("record").all()
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"threshold": 0.5},
+        {"recall": 0.9},
+        {"bands": 8, "rows": 4},
+        {"k": 2},
+        {"shingle": "word"},
+    ],
+)
+def test_lsh_settings_ask_for_an_lsh_key(settings):
+    assert lf.Field("x").blocking == "auto"
+    assert lf.Field("x", compare="date", weight=2).blocking == "auto"
+    assert lf.Field("x", **settings).blocking == "lsh"
+    # Explicit choices stay as given.
+    assert lf.Field("x", blocking=None, compare="exact").blocking is None
+    assert lf.Field("x", blocking="exact", **settings).blocking == "exact"
+
+
+def test_a_signature_column_by_name_makes_its_own_lsh_key():
+    frame = _plain_customers()
+    frame["sig"] = frame.lsh.minhash("surname", num_perm=64)
+    by_name = frame.lsh.candidates(["sig"])
+    pd.testing.assert_frame_equal(by_name, frame.lsh.candidates([lf.Field("sig")]))
+    pd.testing.assert_frame_equal(
+        by_name, frame.lsh.candidates([lf.Field("sig", blocking="lsh")])
+    )
+    assert len(by_name) > 0
+    # Beside plain columns, the signatures key on their own: no record key
+    # shingles them.
+    context = blocking.resolve(frame, ["sig", "given_name"])
+    by_label = {key.label: key for key in context.keys}
+    assert by_label["sig"].kind == "lsh"
+    assert "sig" not in by_label["record"].field.columns

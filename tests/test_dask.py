@@ -85,6 +85,17 @@ def test_candidates_and_report_equal_pandas(
     truth = lf.datasets.true_pairs(df["entity_id"])
     cases: list[tuple[Any, int]] = [
         (COLUMNS, 1_000),  # the data decides: exact keys and the record key
+        # A key asked for, beside the keys the data decides over the others.
+        (
+            [
+                lf.Field("city", blocking="exact"),
+                "given_name",
+                lf.Field("street_address", compare="ratio"),
+                "date_of_birth",
+            ],
+            1_000,
+        ),
+        # The last case drops buckets (checked below).
         ([lf.Field("city", blocking="exact"), lf.Field("surname", threshold=0.5)], 6),
     ]
     for fields, max_bucket in cases:

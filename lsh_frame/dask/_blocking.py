@@ -55,6 +55,8 @@ from lsh_frame.blocking import (
     _side_keys,
     _true_pair_positions,
     add_completeness,
+    automatic_columns,
+    automatic_fields,
     check_pair_count,
     combined_keys,
     compound_field,
@@ -292,8 +294,8 @@ def resolve(
     Also finds the pairs of each neighbours key (by the key's position), and
     adds its decision line as pandas does.
     """
-    specs, plain = _as_fields(fields, owner)
-    columns = [column for spec in specs for column in spec.columns] if plain else []
+    specs, _ = _as_fields(fields, owner)
+    columns = automatic_columns(automatic_fields(specs, tables[0].meta))
     seed = check_int(seed, "seed", owner, minimum=0)
     source = _DaskSource(tables, columns, field_columns(fields, owner), seed, owner)
     keys, decisions = decide_keys(
