@@ -75,6 +75,7 @@ from lsh_frame.lsh import LshPlan
 from lsh_frame.model import placeholders_dict, read_placeholders
 from lsh_frame.neighbours import (
     DEDUPE,
+    LONG_VALUE_WORDS,
     WORK_PER_RECORD,
     _cap,
     _chunks,
@@ -190,10 +191,13 @@ def _token_pairs(
     columns: Sequence[Hashable],
     owner: str,
     texts: ColumnTexts | None = None,
+    long_words: int | None = LONG_VALUE_WORDS,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]:
     """Distinct ``(record, token hash)`` of a frame, sorted by hash then record.
 
-    ``texts`` holds the frame's columns' text when already converted.
+    ``texts`` holds the frame's columns' text when already converted;
+    ``long_words`` is the index's rule for long values (see
+    :func:`~lsh_frame.neighbours.record_tokens`).
     """
     step = 1 << TOKEN_RECORD_BITS
     records, hashes = [], []
@@ -205,6 +209,7 @@ def _token_pairs(
                 owner=owner,
                 record_bits=TOKEN_RECORD_BITS,
                 texts=texts,
+                long_words=long_words,
             )
         )
         records.append(record + first if first else record)
@@ -365,6 +370,7 @@ class Index:
     ) -> None:
         self._fields = fields
         self._keys = keys
+        self._long_words: int | None = settings.get("long_value_words")
         self._plan = plan
         self._vocabulary = vocabulary
         self._segments = segments
@@ -535,6 +541,9 @@ class Index:
                 "seed": int(seed),
                 "max_bucket": int(max_bucket),
                 "index_name": frame.index.name,
+                # Values of this many words give no shingles to the tokens
+                # (an index saved before the rule has none: every value does).
+                "long_value_words": LONG_VALUE_WORDS,
                 # "auto" learned the model here (relearn() learns it again).
                 "learned": isinstance(min_score, str) and min_score == "auto",
                 "built_on": len(frame),
@@ -739,7 +748,9 @@ class Index:
         """Each new record's most similar records (as the dedupe budget keeps)."""
         vocabulary, norms = self._vocabulary, self._norms
         assert vocabulary is not None and norms is not None
-        records, hashes = _token_pairs(new, key.field.columns, "Index.query", texts)
+        records, hashes = _token_pairs(
+            new, key.field.columns, "Index.query", texts, self._long_words
+        )
         weights, looked_up = vocabulary.weigh(hashes)
         new_norms = _norms(records, weights, len(new))
         records, hashes = records[looked_up], hashes[looked_up]
@@ -1036,7 +1047,9 @@ class Index:
         neighbours = _neighbours_key(self._keys)
         if neighbours is not None:
             assert self._vocabulary is not None and norms is not None
-            records, hashes = _token_pairs(new, neighbours.field.columns, owner)
+            records, hashes = _token_pairs(
+                new, neighbours.field.columns, owner, long_words=self._long_words
+            )
             weights, looked_up = self._vocabulary.weigh(hashes)
             norms = np.concatenate([norms, _norms(records, weights, len(new))])
             tokens = _tokens_of(records, hashes, weights, looked_up, first)

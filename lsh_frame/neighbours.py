@@ -14,7 +14,11 @@ Tokens of a record, from every column of the field:
   and ``"pslx350h"`` agree; a date ``1860-09-24`` gives its year, month and
   day), in any column (a word that moved to another column still counts);
 - character 3-shingles of the normalised text, so a typo leaves most of a
-  word's evidence intact;
+  word's evidence intact; but not of a long value (``LONG_VALUE_WORDS`` words
+  or more: a product description): its words carry its evidence, and its
+  hundreds of shingles would outweigh the short columns (a title, a name) in
+  the cosine, so that adding a description column would lose pairs that the
+  titles alone find;
 - the whole value with punctuation and spaces removed, per column
   (``310/246-1501`` and ``310-246-1501`` agree).
 
@@ -107,6 +111,14 @@ SIDE_RATIO = 4
 CHUNK_WORK = 500_000
 #: Rows of a large column tokenised at a time (about 4 million tokens).
 ROWS_PER_SLICE = 1 << 18
+#: A value of at least this many words gives its words but no character
+#: shingles: a paragraph (product descriptions, abstracts), longer than titles,
+#: names, addresses, author lists and the venue lines of citations, where a
+#: typo matters. Measured on Amazon-Google (descriptions of 36-67 words, titles
+#: of 5-8): pairs completeness 0.864 at 27,140 candidates with every value's
+#: shingles, 0.967 at 14,507 without those of long values (benchmarks/README.md,
+#: "Long values give their words").
+LONG_VALUE_WORDS = 30
 
 _NORMAL = ShingleConfig(kind="word", k=1)
 _WORD_TAG = hashing.token_tag("word", 1, 0x6E65696768626F72)
@@ -124,12 +136,14 @@ def _values_tokens(
     *,
     record_bits: int,
     first_record: int = 0,
+    long_words: int | None = LONG_VALUE_WORDS,
 ) -> npt.NDArray[np.uint64]:
     """Words, shingles and whole values of some columns' values, packed.
 
     ``array`` holds the columns' values one column after the other (``n``
     per column), ``salts`` each value's column salt (see :func:`record_tokens`);
-    its records are numbered from ``first_record``.
+    its records are numbered from ``first_record``. Values of at least
+    ``long_words`` words give no shingles (None: every value gives them).
     """
     array = normalize(array, _NORMAL, whitespace=False)
     punctuation = character_class(
@@ -153,13 +167,15 @@ def _values_tokens(
     parts = [pack(hashing.splitmix64(words), owners)]
 
     shingles, shingle_offsets = hashing.char_shingles(points, offsets, 3, _CHAR_TAG)
-    parts.append(
-        pack(
-            shingles,
-            np.repeat(np.arange(values, dtype=np.int64), np.diff(shingle_offsets)),
-        )
+    shingle_owners = np.repeat(
+        np.arange(values, dtype=np.int64), np.diff(shingle_offsets)
     )
-    del points, shingles
+    if long_words is not None:
+        short = np.bincount(owners, minlength=values) < long_words
+        kept = short[shingle_owners]
+        shingles, shingle_owners = shingles[kept], shingle_owners[kept]
+    parts.append(pack(shingles, shingle_owners))
+    del points, shingles, shingle_owners
 
     # The whole value without spaces: the words' hashes combined in order.
     if words.size:
@@ -190,13 +206,16 @@ def record_tokens(
     owner: str,
     record_bits: int,
     texts: ColumnTexts | None = None,
+    long_words: int | None = LONG_VALUE_WORDS,
 ) -> npt.NDArray[np.uint64]:
     """Every token of the given columns as ``token hash top bits | record``.
 
     The low ``record_bits`` bits hold the record's position, the rest the top
     bits of the token's 64-bit hash: one ``uint64`` per token, so that one
     value sort groups a token's records (see :func:`kernel.vocabulary`).
-    ``texts`` holds the frame's columns' text when already converted.
+    ``texts`` holds the frame's columns' text when already converted; values
+    of at least ``long_words`` words give no shingles (None: all give them,
+    as an index saved before that rule reads its records).
     """
     n = len(frame)
     per_pass = max(1, SMALL_BATCH_VALUES // max(n, 1))
@@ -215,6 +234,7 @@ def record_tokens(
                     salts,
                     n,
                     record_bits=record_bits,
+                    long_words=long_words,
                 )
             )
         return np.concatenate(parts) if parts else np.empty(0, np.uint64)
@@ -236,6 +256,7 @@ def record_tokens(
                     rows,
                     record_bits=record_bits,
                     first_record=start,
+                    long_words=long_words,
                 )
             )
     return tokens.array()
@@ -307,7 +328,8 @@ class NeighbourPairs:
         )
         return (
             "neighbours key: each record's most similar records by IDF-weighted "
-            "token cosine (words, character 3-shingles and whole values of all the "
+            "token cosine (words, character 3-shingles of values under "
+            f"{LONG_VALUE_WORDS} words, and whole values of all the "
             f"columns); k read off each record's own scores ({self.budget}): "
             f"{spread}; look-ups skip tokens held by more than "
             f"{self.cap:,} records ({self.work:,} postings visited); "
@@ -389,7 +411,13 @@ def neighbour_pairs(
     record_bits = kernel.record_bits(sizes)
     vocabulary = kernel.vocabulary(
         [
-            record_tokens(frame, columns, owner=owner, record_bits=record_bits)
+            record_tokens(
+                frame,
+                columns,
+                owner=owner,
+                record_bits=record_bits,
+                long_words=LONG_VALUE_WORDS,
+            )
             for frame in frames
         ],
         record_bits,

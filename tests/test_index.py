@@ -502,3 +502,52 @@ def test_the_built_tables_tokens_are_those_of_the_general_path(monkeypatch, slic
         )
     # The index holds its own small arrays, not views of the table's tokens.
     assert built.postings.records.base is None
+
+
+def test_an_index_reads_long_values_by_the_rule_it_was_saved_with(tmp_path):
+    """New records' tokens follow the index's own rule for long values."""
+    from lsh_frame import neighbours
+
+    rng = np.random.default_rng(2)
+    words = ["".join(rng.choice(list("abcdefghij"), 6)) for _ in range(500)]
+    frame = pd.DataFrame(
+        {
+            "title": [f"item {i} {words[i]}" for i in range(300)],
+            "description": [
+                " ".join(rng.choice(words, neighbours.LONG_VALUE_WORDS + 5))
+                for _ in range(300)
+            ],
+        }
+    )
+    index = lf.Index.build(frame.iloc[:250], ["title", "description"], min_score=0.5)
+    assert index._long_words == neighbours.LONG_VALUE_WORDS
+    index.save(tmp_path / "now")
+    manifest = json.loads((tmp_path / "now" / "index.json").read_text())
+    assert manifest["settings"]["long_value_words"] == neighbours.LONG_VALUE_WORDS
+    # An index saved before the rule has no such setting: its records were
+    # read with every value's shingles, and so are the new records it gets.
+    del manifest["settings"]["long_value_words"]
+    (tmp_path / "now" / "index.json").write_text(json.dumps(manifest))
+    before = lf.Index.load(tmp_path / "now")
+    assert before._long_words is None
+    new = frame.iloc[250:]
+    columns = ["title", "description"]
+    with_rule = index_module._token_pairs(
+        new, columns, "t", long_words=neighbours.LONG_VALUE_WORDS
+    )[1]
+    without = index_module._token_pairs(new, columns, "t", long_words=None)[1]
+    assert without.size > with_rule.size
+    seen = {}
+    original = index_module._token_pairs
+
+    def spy(*args, **options):
+        result = original(*args, **options)
+        seen["hashes"] = result[1].size
+        return result
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(index_module, "_token_pairs", spy)
+        before.query(new)
+        assert seen["hashes"] == without.size
+        index.query(new)
+        assert seen["hashes"] == with_rule.size

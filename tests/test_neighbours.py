@@ -437,3 +437,75 @@ def test_token_array_grows_past_a_guess_that_was_too_small():
     for part in parts:
         tokens.add(part)
     assert tokens.array().tolist() == np.concatenate(parts).tolist()
+
+
+# -- long values give their words, not their character shingles ---------------
+
+
+def _token_set(frame, columns, **options):
+    packed = neighbours.record_tokens(
+        frame, columns, owner="t", record_bits=8, **options
+    )
+    return set((packed >> np.uint64(8)).tolist())
+
+
+def test_a_long_value_gives_words_but_no_shingles():
+    limit = neighbours.LONG_VALUE_WORDS
+    words = [f"w{i:03d}x" for i in range(limit)]
+    short = " ".join(words[: limit - 1])  # one word short of long
+    long = " ".join(words)
+    frame = pd.DataFrame({"text": [short, long]})
+    short_tokens = _token_set(frame.iloc[[0]], ["text"])
+    long_tokens = _token_set(frame.iloc[[1]], ["text"])
+    # The short value: its words, its whole value and its shingles.
+    assert len(short_tokens) > limit + 40
+    # The long value: its words and its whole value only ...
+    assert len(long_tokens) == limit + 1
+    # ... unless every value gives shingles (an index saved before the rule).
+    assert len(_token_set(frame.iloc[[1]], ["text"], long_words=None)) > limit + 40
+    # A record's tokens depend on its own values only, in any company.
+    assert _token_set(frame, ["text"]) == short_tokens | long_tokens
+
+
+def test_a_long_description_does_not_drown_the_title(monkeypatch):
+    """Titles agree; each side's descriptions are paragraphs shared by a
+    family of products, and half the products sit in another family on the
+    right: their descriptions point at the wrong products, their titles at
+    the right one."""
+    rng = np.random.default_rng(5)
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    vocabulary = ["".join(rng.choice(letters, 7)) for _ in range(5_000)]
+    n, families = 200, 40
+    family = np.arange(n) % families
+    paragraphs = [" ".join(rng.choice(vocabulary, 40)) for _ in range(families)]
+    moved = rng.random(n) < 0.5
+    titles = [
+        f"{first} {second} edition {i}"
+        for i, (first, second) in enumerate(
+            zip(rng.choice(vocabulary, n), rng.choice(vocabulary, n), strict=True)
+        )
+    ]
+    left = pd.DataFrame(
+        {"title": titles, "description": [paragraphs[f] for f in family]}
+    )
+    right = pd.DataFrame(
+        {
+            "title": titles,
+            "description": [
+                paragraphs[(f + 1) % families if away else f]
+                for f, away in zip(family, moved, strict=True)
+            ],
+        },
+        index=np.arange(n) + 1_000,
+    )
+    field = lf.Field(["title", "description"], blocking="neighbours")
+
+    def found_moved():
+        found = lf.candidates(left, [field], other=right)
+        pairs = set(zip(found["left"], found["right"], strict=True))
+        return sum((i, i + 1_000) in pairs for i in np.flatnonzero(moved))
+
+    assert found_moved() == moved.sum()
+    # With every value's shingles, the paragraphs decide and the moved are lost.
+    monkeypatch.setattr(neighbours, "LONG_VALUE_WORDS", None)
+    assert found_moved() == 0
