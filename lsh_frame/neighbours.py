@@ -171,9 +171,10 @@ def _values_tokens(
         np.arange(values, dtype=np.int64), np.diff(shingle_offsets)
     )
     if long_words is not None:
-        short = np.bincount(owners, minlength=values) < long_words
-        kept = short[shingle_owners]
-        shingles, shingle_owners = shingles[kept], shingle_owners[kept]
+        long = np.bincount(owners, minlength=values) >= long_words
+        if long.any():  # most tables have none: no copy of their shingles
+            kept = ~long[shingle_owners]
+            shingles, shingle_owners = shingles[kept], shingle_owners[kept]
     parts.append(pack(shingles, shingle_owners))
     del points, shingles, shingle_owners
 
