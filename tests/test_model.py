@@ -144,6 +144,8 @@ def test_em_finds_the_matches_an_unclear_split_left_out():
         refined, fit = model.MatchModel.refine(levels, start, clear)
         assert fit["split"] == ("clear" if clear else "unclear")
         assert fit["em_kept"] is not clear
+        # Both starts reach this one fit: the split's is kept.
+        assert fit["em_start"] == "split"
         found[clear] = refined.probability_of_levels(levels) >= 0.5
     for clear, precision, recall in ((True, 0.99, 0.1), (False, 0.9, 0.9)):
         hits = (found[clear] & truth).sum()
@@ -831,3 +833,54 @@ def test_a_field_written_differently_in_the_two_tables_does_not_reject_em():
     hits = (found & truth).sum()
     assert hits / found.sum() > 0.9 and hits / matches > 0.8
     assert start.probability_of_levels(levels)[truth].mean() < 0.8 * hits / matches
+
+
+def _level_likelihoods(labels, patterns, weights, fitted):
+    """Brute-force log-likelihood of a model without groups."""
+    total = 0.0
+    for pattern, weight in zip(patterns, weights, strict=True):
+        match, other = fitted.prior, 1 - fitted.prior
+        for column, label in enumerate(labels):
+            level = pattern[column]
+            if level < fitted.size_of(label):
+                match *= fitted.m[label][level]
+                other *= fitted.u[label][level]
+        total += weight * np.log(match + other)
+    return total
+
+
+def test_em_keeps_the_likelier_of_two_starts():
+    """Level patterns of a citation table (counts only, no records) on which
+    EM from the provisional split stops at a poorer fixed point."""
+    from pathlib import Path
+
+    saved = np.load(Path(__file__).parent / "data" / "two_fixed_points.npz")
+    labels = [str(label) for label in saved["labels"]]
+    field_cuts = {
+        label: model.FINE_CUTS if fine else model.LEVEL_CUTS
+        for label, fine in zip(labels, saved["fine"], strict=True)
+    }
+    table = model.LevelTable(saved["rows"].astype(np.intp), saved["counts"])
+    learned, fit = model.learn_model(labels, table, field_cuts, clear=False)
+    assert fit["em_kept"] and fit["em_start"] == "vague"
+    patterns, counts = table.fields()
+    weights = counts.astype(np.float64)
+    # What the first start alone reaches: fewer matches, a poorer fit.
+    start = model.MatchModel.learn_table(labels, table, field_cuts)
+    careful = start
+    for _ in range(model._LEAVE_ONE_OUT_STEPS):
+        careful = careful.leave_one_out(labels, patterns, weights)
+    alone, _, converged = careful.expectation_maximisation(
+        labels, patterns, weights, model._EM_ITERATIONS_UNCLEAR
+    )
+    assert converged
+    assert learned.prior > alone.prior + 0.1
+    kept = learned.log_likelihood(labels, patterns, weights)
+    lost = alone.log_likelihood(labels, patterns, weights)
+    assert kept > lost + 100
+    # The likelihood is the mixture's, computed pattern by pattern.
+    few = slice(0, 300)
+    assert np.isclose(
+        learned.log_likelihood(labels, patterns[few], weights[few]),
+        _level_likelihoods(labels, patterns[few], weights[few], learned),
+    )
