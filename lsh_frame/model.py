@@ -825,7 +825,9 @@ class MatchModel:
            stay. Repeated five times; not kept if it loses more than 5% of the
            one-step matches (its task is to add the ones left out).
         2. *Expectation maximisation* (:meth:`expectation_maximisation`) from
-           there: prior, m and u from every candidate weighted by its match
+           there, and from a vaguer start (:meth:`vaguer`; the likelier of the
+           two fits kept, see :data:`_START_MARGIN`): prior, m and u from every
+           candidate weighted by its match
            probability, until no probability moves by more than 0.001. Kept
            only if it converges within 100 steps, finds at most 1.3 times the
            matches of step 1, and its matches mostly agree on every field
