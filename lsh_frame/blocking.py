@@ -784,21 +784,17 @@ def own_key_fields(specs: list[Field], automatic: list[Field]) -> list[Field]:
     ]
 
 
-def automatic_columns(automatic: list[Field]) -> list[Hashable]:
-    """Return the columns of the automatic fields, each once, in order."""
+def spec_columns(specs: list[Field]) -> list[Hashable]:
+    """Return the fields' columns, flattened over the fields, each once, in order."""
     columns: list[Hashable] = []
-    for spec in automatic:
+    for spec in specs:
         columns += [column for column in spec.columns if column not in columns]
     return columns
 
 
 def field_columns(fields: Any, owner: str) -> list[Hashable]:
     """Return the fields' columns, flattened over the fields, each once, in order."""
-    specs, _ = _as_fields(fields, owner)
-    columns: list[Hashable] = []
-    for spec in specs:
-        columns += [column for column in spec.columns if column not in columns]
-    return columns
+    return spec_columns(_as_fields(fields, owner)[0])
 
 
 def mapped_columns(
@@ -1230,7 +1226,7 @@ def decide_keys(
     keys: list[BlockingKey] = []
 
     if automatic:
-        columns = automatic_columns(automatic)
+        columns = spec_columns(automatic)
         bucket = (
             NEIGHBOURS_IDENTIFIER_BUCKET
             if PLAIN_RECORD_KEY == "neighbours"

@@ -16,7 +16,7 @@ import itertools
 import numbers
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any, NamedTuple, get_args
 
 import numpy as np
 import numpy.typing as npt
@@ -471,6 +471,16 @@ class _GroupCells:
     alike: dict[str, npt.NDArray[np.bool_]]
 
 
+class _EmFit(NamedTuple):
+    """One EM run of :meth:`MatchModel.refine_patterns` and its guards' verdict."""
+
+    model: MatchModel
+    steps: int
+    converged: bool
+    growth: float
+    kept: bool
+
+
 @dataclass(frozen=True)
 class Together:
     """Fields that differ together, and how often all of them differ or agree.
@@ -891,7 +901,7 @@ class MatchModel:
                 labels, patterns, matched, unmatched, groups
             )
 
-        def fitted(first: MatchModel) -> tuple[MatchModel, int, bool, float, bool]:
+        def fitted(first: MatchModel) -> _EmFit:
             refined, steps, converged = first.expectation_maximisation(
                 labels,
                 patterns,
@@ -907,18 +917,18 @@ class MatchModel:
                     _MOST_DIFFER if clear else _MOST_DIFFER_UNCLEAR, careful
                 )
             )
-            return refined, steps, converged, growth, kept
+            return _EmFit(refined, steps, converged, growth, kept)
 
         # Of the fits from both starts that the guards keep, the likelier one
         # (the first, unless the other is likelier by the margin).
         chosen = fitted(careful)
         other = fitted(careful.vaguer())
         em_start = "split"
-        if other[4]:
+        if other.kept:
             better = True
-            if chosen[4]:
-                first = chosen[0].log_likelihood(labels, patterns, weights)
-                second = other[0].log_likelihood(labels, patterns, weights)
+            if chosen.kept:
+                first = chosen.model.log_likelihood(labels, patterns, weights)
+                second = other.model.log_likelihood(labels, patterns, weights)
                 better = second - first > _START_MARGIN * abs(first)
             if better:
                 chosen, em_start = other, "vague"

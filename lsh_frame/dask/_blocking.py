@@ -55,7 +55,6 @@ from lsh_frame.blocking import (
     _side_keys,
     _true_pair_positions,
     add_completeness,
-    automatic_columns,
     automatic_fields,
     check_pair_count,
     combined_keys,
@@ -75,6 +74,7 @@ from lsh_frame.blocking import (
     sample_hashes,
     sample_rows,
     sample_similarity,
+    spec_columns,
 )
 from lsh_frame.dask._tables import (
     TARGET,
@@ -295,7 +295,7 @@ def resolve(
     adds its decision line as pandas does.
     """
     specs, _ = _as_fields(fields, owner)
-    columns = automatic_columns(automatic_fields(specs, tables[0].meta))
+    columns = spec_columns(automatic_fields(specs, tables[0].meta))
     seed = check_int(seed, "seed", owner, minimum=0)
     source = _DaskSource(tables, columns, field_columns(fields, owner), seed, owner)
     keys, decisions = decide_keys(
