@@ -849,6 +849,13 @@ class MatchModel:
            100 steps had grown the matches 1.08 times, 94% of them relatives;
            sound fits converged in 3-64 steps.)
 
+        Fields that differ together are read as one group (:meth:`with_together`)
+        first; when neither start's fit with the groups is kept, EM runs again
+        from both starts with each field read alone, and a kept fit there is
+        used (``fit["together_dropped"]`` names the groups): fields that differ
+        together among look-alikes (two versions of one paper) can lead EM
+        with them read as one to another group.
+
         When the provisional split was not ``clear`` (its cut is no clear valley:
         :attr:`ScoreSpread.clear`), it holds only the surest matches and EM is
         there to find the rest: it may take up to 1,000 steps and grow the
@@ -896,42 +903,54 @@ class MatchModel:
             careful = start
         matched, unmatched = careful._soft_counts(labels, patterns, weights)
         groups = careful.groups_differing(labels, patterns, unmatched)
+        apart = careful
         if groups:
             careful = careful.with_together(
                 labels, patterns, matched, unmatched, groups
             )
 
-        def fitted(first: MatchModel) -> _EmFit:
+        def fitted(first: MatchModel, base: MatchModel) -> _EmFit:
             refined, steps, converged = first.expectation_maximisation(
                 labels,
                 patterns,
                 weights,
                 _EM_ITERATIONS if clear else _EM_ITERATIONS_UNCLEAR,
             )
-            growth = matches(refined) / max(matches(careful), 1.0)
+            growth = matches(refined) / max(matches(base), 1.0)
             kept = (
                 converged
                 and (growth <= _EM_MAX_GROWTH or not clear)
                 and refined.sound
                 and refined.mostly_agrees(
-                    _MOST_DIFFER if clear else _MOST_DIFFER_UNCLEAR, careful
+                    _MOST_DIFFER if clear else _MOST_DIFFER_UNCLEAR, base
                 )
             )
             return _EmFit(refined, steps, converged, growth, kept)
 
-        # Of the fits from both starts that the guards keep, the likelier one
-        # (the first, unless the other is likelier by the margin).
-        chosen = fitted(careful)
-        other = fitted(careful.vaguer())
-        em_start = "split"
-        if other.kept:
-            better = True
-            if chosen.kept:
-                first = chosen.model.log_likelihood(labels, patterns, weights)
-                second = other.model.log_likelihood(labels, patterns, weights)
-                better = second - first > _START_MARGIN * abs(first)
-            if better:
-                chosen, em_start = other, "vague"
+        def likelier(start: MatchModel) -> tuple[_EmFit, str]:
+            # Of the fits from both starts that the guards keep, the likelier
+            # one (the first, unless the other is likelier by the margin).
+            chosen = fitted(start, start)
+            other = fitted(start.vaguer(), start)
+            if other.kept:
+                better = True
+                if chosen.kept:
+                    first = chosen.model.log_likelihood(labels, patterns, weights)
+                    second = other.model.log_likelihood(labels, patterns, weights)
+                    better = second - first > _START_MARGIN * abs(first)
+                if better:
+                    return other, "vague"
+            return chosen, "split"
+
+        chosen, em_start = likelier(careful)
+        read_apart = False
+        if groups and not chosen.kept:
+            # The groups read as one can lead EM astray (fields that differ
+            # together among look-alikes, not among matches): a kept fit with
+            # each field read alone beats no refinement at all.
+            alone, alone_start = likelier(apart)
+            if alone.kept:
+                chosen, em_start, read_apart, careful = alone, alone_start, True, apart
         refined, steps, converged, growth, kept = chosen
         fit = {
             "split": "clear" if clear else "unclear",
@@ -943,8 +962,10 @@ class MatchModel:
             "em_growth": round(growth, 4),
             "em_kept": kept,
             "em_start": em_start,
-            "together": [list(fields) for fields in groups],
+            "together": [] if read_apart else [list(fields) for fields in groups],
         }
+        if read_apart:
+            fit["together_dropped"] = [list(fields) for fields in groups]
         return (refined if kept else careful), fit
 
     def _soft_counts(

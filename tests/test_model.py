@@ -884,3 +884,42 @@ def test_em_keeps_the_likelier_of_two_starts():
         learned.log_likelihood(labels, patterns[few], weights[few]),
         _level_likelihoods(labels, patterns[few], weights[few], learned),
     )
+
+
+def test_em_reads_the_fields_apart_when_their_group_leads_it_astray():
+    """Level patterns of a citation table with clean years and page numbers
+    (counts only, no records): title, year and pages differ together among its
+    look-alikes (two versions of one paper), and EM with the three read as one
+    takes another group for the matches (an unsound fit, not kept). A fit with
+    each field read alone is kept instead of no refinement at all."""
+    from pathlib import Path
+
+    saved = np.load(Path(__file__).parent / "data" / "fields_read_apart.npz")
+    labels = [str(label) for label in saved["labels"]]
+    field_cuts = {
+        label: model.FINE_CUTS if fine else model.LEVEL_CUTS
+        for label, fine in zip(labels, saved["fine"], strict=True)
+    }
+    table = model.LevelTable(saved["rows"].astype(np.intp), saved["counts"])
+    learned, fit = model.learn_model(labels, table, field_cuts, clear=False)
+    assert fit["em_kept"]
+    assert fit["together"] == []
+    assert fit["together_dropped"] == [["title", "year", "pages"]]
+    assert not learned.together
+    # What the group read as one gives: EM's fit is not sound, so without the
+    # second reading the model would stay at the split's surest matches.
+    patterns, counts = table.fields()
+    weights = counts.astype(np.float64)
+    careful = model.MatchModel.learn_table(labels, table, field_cuts)
+    for _ in range(model._LEAVE_ONE_OUT_STEPS):
+        careful = careful.leave_one_out(labels, patterns, weights)
+    matched, unmatched = careful._soft_counts(labels, patterns, weights)
+    groups = careful.groups_differing(labels, patterns, unmatched)
+    assert groups == (("title", "year", "pages"),)
+    grouped = careful.with_together(labels, patterns, matched, unmatched, groups)
+    astray, _, _ = grouped.expectation_maximisation(
+        labels, patterns, weights, model._EM_ITERATIONS_UNCLEAR
+    )
+    assert not astray.sound
+    assert learned.prior > 3 * careful.prior
+    assert learned.sound and learned.mostly_agrees(model._MOST_DIFFER_UNCLEAR)
