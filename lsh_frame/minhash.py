@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -31,6 +32,9 @@ from lsh_frame.errors import ConfigError, ConfigTypeError, SignatureMismatchErro
 from lsh_frame.shingle import text_array, tokenize
 
 __all__ = ["estimate_jaccard", "make_config", "minhash", "sign_array"]
+
+_Item = TypeVar("_Item")
+_Result = TypeVar("_Result")
 
 #: Rows per unit of work at most: small enough to keep intermediates in
 #: cache-sized arrays and memory bounded, large enough to amortise per-call
@@ -90,6 +94,36 @@ def run_in_chunks(
             # Results come back in order on this thread, which reports them.
             for start, _ in zip(starts, pool.map(work, starts), strict=True):
                 _progress.advance(min(chunk_size, n - start))
+
+
+def in_order(
+    work: Callable[[_Item], _Result],
+    items: Sequence[_Item],
+    workers: int | None = None,
+) -> Iterator[_Result]:
+    """Yield ``work(item)`` for every item, in order, computed on several threads.
+
+    The kernels release the GIL in numpy, so items run side by side; at most
+    ``2 * threads`` results are under way or waiting, so the memory stays
+    bounded, and nothing more is started once the caller stops reading.
+    """
+    threads = min(workers or default_workers(), len(items))
+    if threads <= 1:
+        for item in items:
+            yield work(item)
+        return
+    with ThreadPoolExecutor(threads) as pool:
+        pending: deque[Future[_Result]] = deque()
+        try:
+            for item in items:
+                if len(pending) >= 2 * threads:
+                    yield pending.popleft().result()
+                pending.append(pool.submit(work, item))
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for future in pending:
+                future.cancel()
 
 
 def make_config(

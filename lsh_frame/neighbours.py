@@ -23,7 +23,10 @@ Tokens of a record, from every column of the field:
   (``310/246-1501`` and ``310-246-1501`` agree).
 
 Everything runs over whole columns in numpy and pyarrow; the look-up work is
-counted before it is done and processed in bounded chunks.
+counted before it is done and processed in bounded chunks. Large columns are
+tokenised a slice of rows at a time and the look-ups run a chunk at a time, on
+every core the process may use (threads: numpy releases the GIL), the results
+taken in order, so the tokens and neighbours are exactly those of one thread.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from lsh_frame._kernels import text as text_kernels
 from lsh_frame._labels import hash_labels, hash_values
 from lsh_frame.config import ShingleConfig
 from lsh_frame.errors import TooManyPairsError
+from lsh_frame.minhash import in_order
 from lsh_frame.shingle import (
     ASCII_PUNCTUATION_CHARACTER,
     PUNCTUATION_CHARACTER,
@@ -107,9 +111,11 @@ WORK_FLOOR = 60_000_000
 WORK_PER_RECORD = 200
 #: Linking looks up both ways while neither table is this many times larger.
 SIDE_RATIO = 4
-#: Postings visited per chunk: bounds the temporary arrays (~16 bytes each).
+#: Postings visited per chunk: bounds the temporary arrays (~16 bytes each) of
+#: each thread (see :func:`lsh_frame.minhash.in_order`).
 CHUNK_WORK = 500_000
-#: Rows of a large column tokenised at a time (about 4 million tokens).
+#: Rows of a large column tokenised at a time by each thread (about 4 million
+#: tokens).
 ROWS_PER_SLICE = 1 << 18
 #: A value of at least this many words gives its words but no character
 #: shingles: a paragraph (product descriptions, abstracts), longer than titles,
@@ -246,20 +252,27 @@ def record_tokens(
         column_text(frame, column, owner=owner, texts=texts) for column in columns
     ]
     tokens = _TokenArray(sum(_most_tokens(array) for array in arrays))
-    for column, array in zip(columns, arrays, strict=True):
-        salt = _salt(column)
-        for start in range(0, n, ROWS_PER_SLICE):
-            rows = min(ROWS_PER_SLICE, n - start)
-            tokens.add(
-                _values_tokens(
-                    array.slice(start, rows),
-                    np.full(rows, salt, dtype=np.uint64),
-                    rows,
-                    record_bits=record_bits,
-                    first_record=start,
-                    long_words=long_words,
-                )
-            )
+    slices = [
+        (array, _salt(column), start)
+        for column, array in zip(columns, arrays, strict=True)
+        for start in range(0, n, ROWS_PER_SLICE)
+    ]
+
+    def tokenise(part: tuple[pa.Array, np.uint64, int]) -> npt.NDArray[np.uint64]:
+        array, salt, start = part
+        rows = min(ROWS_PER_SLICE, n - start)
+        return _values_tokens(
+            array.slice(start, rows),
+            np.full(rows, salt, dtype=np.uint64),
+            rows,
+            record_bits=record_bits,
+            first_record=start,
+            long_words=long_words,
+        )
+
+    # Slices on every core, written in order: the same array as one by one.
+    for part in in_order(tokenise, slices):
+        tokens.add(part)
     return tokens.array()
 
 
@@ -495,7 +508,16 @@ def neighbour_pairs(
         n_query, n_index = sizes[query_side], sizes[index_side]
         work_done += int(work.sum())
         kept_queries = []
-        for first, stop in _chunks(work, n_index):
+
+        def look_up(
+            chunk: tuple[int, int],
+            query_records: npt.NDArray[np.int64] = query_records,
+            query_tokens: npt.NDArray[np.int64] = query_tokens,
+            query_side: int = query_side,
+            index_side: int = index_side,
+            n_index: int = n_index,
+        ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[Any]]:
+            first, stop = chunk
             query, neighbour, cosine = kernel.neighbour_lists(
                 query_records,
                 query_tokens,
@@ -524,9 +546,16 @@ def neighbour_pairs(
                 least=budget.least,
                 most=budget.most,
             )
-            query = tie_ranks[query_side][1][query[kept]]
-            neighbour = tie_ranks[index_side][1][neighbour[kept]]
-            cosine = cosine[kept]
+            return (
+                tie_ranks[query_side][1][query[kept]],
+                tie_ranks[index_side][1][neighbour[kept]],
+                cosine[kept],
+            )
+
+        chunks = _chunks(work, n_index)
+        for (first, stop), (query, neighbour, cosine) in zip(
+            chunks, in_order(look_up, chunks), strict=True
+        ):
             _progress.advance(int(work[first:stop].sum()))
             kept_queries.append(query)
             if query_side == 0:

@@ -423,3 +423,60 @@ def test_repeated_values_are_signed_once_and_copied_exactly():
     np.testing.assert_array_equal(many, np.tile(few, (1_000, 1)))
     np.testing.assert_array_equal(many_valid, np.tile(few_valid, 1_000))
     assert not many_valid[2] and not many_valid[3]
+
+
+# -- in_order: work on several threads, results in order ----------------------
+
+
+def test_in_order_gives_every_result_in_order_on_several_threads():
+    import threading
+    import time
+
+    from lsh_frame.minhash import in_order
+
+    seen = set()
+
+    def work(item):
+        seen.add(threading.get_ident())
+        time.sleep(0.002 * (item % 3))  # later items often finish first
+        return item * item
+
+    items = list(range(40))
+    assert list(in_order(work, items, workers=4)) == [i * i for i in items]
+    assert len(seen) > 1
+    assert list(in_order(work, items, workers=1)) == [i * i for i in items]
+    assert list(in_order(work, [], workers=4)) == []
+
+
+def test_in_order_keeps_few_results_under_way_and_stops_when_the_reader_does():
+    import threading
+
+    from lsh_frame.minhash import in_order
+
+    lock = threading.Lock()
+    started = []
+
+    def work(item):
+        with lock:
+            started.append(item)
+        return item
+
+    results = in_order(work, list(range(100)), workers=2)
+    taken = [next(results) for _ in range(3)]
+    results.close()  # the reader stops: nothing more is started
+    assert taken == [0, 1, 2]
+    assert len(started) <= 3 + 2 * 2
+
+
+def test_in_order_raises_the_error_of_an_item():
+    from lsh_frame.minhash import in_order
+
+    def work(item):
+        if item == 5:
+            raise ValueError("item 5")
+        return item
+
+    results = in_order(work, list(range(20)), workers=2)
+    assert [next(results) for _ in range(5)] == [0, 1, 2, 3, 4]
+    with pytest.raises(ValueError, match="item 5"):
+        next(results)

@@ -509,3 +509,31 @@ def test_a_long_description_does_not_drown_the_title(monkeypatch):
     # With every value's shingles, the paragraphs decide and the moved are lost.
     monkeypatch.setattr(neighbours, "LONG_VALUE_WORDS", None)
     assert found_moved() == 0
+
+
+def test_threads_give_exactly_what_one_thread_gives(monkeypatch):
+    """Slices of rows and chunks of look-ups on several threads: the same
+    tokens in the same order, the same neighbours."""
+    import importlib
+
+    from lsh_frame import neighbours as module
+
+    minhash = importlib.import_module("lsh_frame.minhash")  # not the function
+    frame = lf.datasets.make_customers(600, seed=4).drop(columns="entity_id")
+    columns = list(frame.columns)
+    monkeypatch.setattr(module, "SMALL_BATCH_VALUES", 0)
+    monkeypatch.setattr(module, "ROWS_PER_SLICE", 53)
+    monkeypatch.setattr(module, "CHUNK_WORK", 2_000)
+    results = {}
+    for threads in (1, 3):
+        monkeypatch.setattr(minhash, "default_workers", lambda threads=threads: threads)
+        tokens = module.record_tokens(frame, columns, owner="t", record_bits=10)
+        pairs = module.neighbour_pairs([frame], columns, owner="t")
+        results[threads] = tokens, pairs
+    (tokens_one, one), (tokens_three, three) = results[1], results[3]
+    assert tokens_one.size > 10_000
+    assert np.array_equal(tokens_one, tokens_three)
+    assert len(module._chunks(np.full(600, 100), 600)) > 10
+    assert one.left.size > 600
+    for name in ("left", "right", "cosine", "kept_per_record"):
+        assert np.array_equal(getattr(one, name), getattr(three, name))
