@@ -849,18 +849,27 @@ def _level_likelihoods(labels, patterns, weights, fitted):
     return total
 
 
-def test_em_keeps_the_likelier_of_two_starts():
-    """Level patterns of a citation table (counts only, no records) on which
-    EM from the provisional split stops at a poorer fixed point."""
+def _shipped_levels(name):
+    """A level table shipped in tests/data (levels and counts, no records)."""
     from pathlib import Path
 
-    saved = np.load(Path(__file__).parent / "data" / "two_fixed_points.npz")
+    saved = np.load(Path(__file__).parent / "data" / f"{name}.npz")
     labels = [str(label) for label in saved["labels"]]
     field_cuts = {
         label: model.FINE_CUTS if fine else model.LEVEL_CUTS
         for label, fine in zip(labels, saved["fine"], strict=True)
     }
-    table = model.LevelTable(saved["rows"].astype(np.intp), saved["counts"])
+    return (
+        labels,
+        field_cuts,
+        model.LevelTable(saved["rows"].astype(np.intp), saved["counts"]),
+    )
+
+
+def test_em_keeps_the_likelier_of_two_starts():
+    """Level patterns of a citation table (counts only, no records) on which
+    EM from the provisional split stops at a poorer fixed point."""
+    labels, field_cuts, table = _shipped_levels("two_fixed_points")
     learned, fit = model.learn_model(labels, table, field_cuts, clear=False)
     assert fit["em_kept"] and fit["em_start"] == "vague"
     patterns, counts = table.fields()
@@ -892,15 +901,7 @@ def test_em_reads_the_fields_apart_when_their_group_leads_it_astray():
     look-alikes (two versions of one paper), and EM with the three read as one
     takes another group for the matches (an unsound fit, not kept). A fit with
     each field read alone is kept instead of no refinement at all."""
-    from pathlib import Path
-
-    saved = np.load(Path(__file__).parent / "data" / "fields_read_apart.npz")
-    labels = [str(label) for label in saved["labels"]]
-    field_cuts = {
-        label: model.FINE_CUTS if fine else model.LEVEL_CUTS
-        for label, fine in zip(labels, saved["fine"], strict=True)
-    }
-    table = model.LevelTable(saved["rows"].astype(np.intp), saved["counts"])
+    labels, field_cuts, table = _shipped_levels("fields_read_apart")
     learned, fit = model.learn_model(labels, table, field_cuts, clear=False)
     assert fit["em_kept"]
     assert fit["together"] == []
