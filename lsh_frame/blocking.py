@@ -63,7 +63,7 @@ from lsh_frame.errors import (
 )
 from lsh_frame.identical import IDENTICAL, IdenticalRows, group_rows, row_hashes
 from lsh_frame.lsh import LshPlan, plan, plan_for_budget
-from lsh_frame.minhash import sign_array, signer
+from lsh_frame.minhash import in_order, sign_array, signer
 from lsh_frame.neighbours import NeighbourPairs
 from lsh_frame.shingle import (
     SMALL_BATCH_VALUES,
@@ -1010,6 +1010,13 @@ class KeySource:
         """Profile an exact key on one field."""
         raise NotImplementedError
 
+    def profile_ahead(self, specs: list[Field]) -> None:
+        """Prepare :meth:`exact_profile` of several fields at once (a hint).
+
+        A source that can compute them side by side does so here; the profiles
+        are the same either way.
+        """
+
     def sample_similarity(self, spec: Field, num_perm: int, seed: int) -> Any:
         """Similarities of random record pairs in one field."""
         raise NotImplementedError
@@ -1043,6 +1050,7 @@ class _FrameSource(KeySource):
         self.left, self.right, self.owner = left, right, owner
         self.columns = list(columns)  # every column of the fields: the sample's
         self.exact: dict[str, list[SideKeys]] = {}
+        self._ahead: dict[Field, list[SideKeys]] = {}
         self.signatures: dict[str, list[tuple[Any, Any]]] = {}
         self._samples: list[npt.NDArray[np.int64]] | None = None
 
@@ -1058,6 +1066,18 @@ class _FrameSource(KeySource):
         return [self.left] if self.right is None else [self.left, self.right]
 
     def exact_profile(self, spec: Field) -> ExactProfile:
+        sides = self._ahead.pop(spec, None) or self._exact_sides(spec)
+        self.exact[spec.label] = sides
+        return exact_profile([exact_counts(side.keys, side.valid) for side in sides])
+
+    def profile_ahead(self, specs: list[Field]) -> None:
+        # Columns' keys are independent and their pyarrow and numpy work
+        # releases the GIL: compute them on every core, in order.
+        plain = [spec for spec in specs if not is_compound_field(spec)]
+        for spec, sides in zip(plain, in_order(self._exact_sides, plain), strict=True):
+            self._ahead[spec] = sides
+
+    def _exact_sides(self, spec: Field) -> list[SideKeys]:
         sides = []
         for number, table in enumerate(self.tables()):
             if is_compound_field(spec):
@@ -1072,8 +1092,7 @@ class _FrameSource(KeySource):
             else:
                 keys, valid = _exact_keys(table, spec, owner=self.owner)
             sides.append(SideKeys(keys=keys, valid=valid, frame=table, field=spec))
-        self.exact[spec.label] = sides
-        return exact_profile([exact_counts(side.keys, side.valid) for side in sides])
+        return sides
 
     def _column_keys(
         self, spec: Field, number: int
@@ -1232,6 +1251,8 @@ def decide_keys(
             if PLAIN_RECORD_KEY == "neighbours"
             else IDENTIFIER_BUCKET
         )
+        _progress.step(f"profiling {len(columns)} columns")
+        source.profile_ahead([identifier_field(column) for column in columns])
         for column in columns:
             _progress.step(f"profiling {column}")
             profile = source.exact_profile(identifier_field(column))

@@ -768,3 +768,35 @@ def test_a_signature_column_by_name_makes_its_own_lsh_key():
     by_label = {key.label: key for key in context.keys}
     assert by_label["sig"].kind == "lsh"
     assert "sig" not in by_label["record"].field.columns
+
+
+def test_exact_profiles_side_by_side_are_the_ones_computed_alone(monkeypatch):
+    """The plain-column defaults profile every column's exact key on threads
+    first: the same keys, profiles, decisions and candidates as one by one."""
+    import importlib
+
+    minhash = importlib.import_module("lsh_frame.minhash")  # not the function
+    frame = lf.datasets.make_customers(800, seed=6).drop(columns="entity_id")
+    other = lf.datasets.make_customers(500, seed=7).drop(columns="entity_id")
+    columns = list(frame.columns)
+    specs = [blocking.identifier_field(column) for column in columns]
+    alone = blocking._FrameSource(frame, other, "t", columns)
+    ahead = blocking._FrameSource(frame, other, "t", columns)
+    monkeypatch.setattr(minhash, "default_workers", lambda: 3)
+    ahead.profile_ahead(specs)
+    for spec in specs:
+        assert ahead.exact_profile(spec) == alone.exact_profile(spec)
+        for mine, theirs in zip(
+            ahead.exact[spec.label], alone.exact[spec.label], strict=True
+        ):
+            assert np.array_equal(mine.keys, theirs.keys)
+            assert np.array_equal(mine.valid, theirs.valid)
+    assert not ahead._ahead  # each prepared profile is used once
+    results = {}
+    for threads in (1, 3):
+        monkeypatch.setattr(minhash, "default_workers", lambda threads=threads: threads)
+        found = lf.candidates(frame, columns)
+        results[threads] = (found, lf.blocking_report(frame, columns).decisions)
+    (one, said_one), (three, said_three) = results[1], results[3]
+    pd.testing.assert_frame_equal(one, three)
+    assert said_one == said_three
