@@ -793,7 +793,7 @@ def spec_columns(specs: list[Field]) -> list[Hashable]:
 
 
 def field_columns(fields: Any, owner: str) -> list[Hashable]:
-    """Return the fields' columns, flattened over the fields, each once, in order."""
+    """:func:`spec_columns` of the caller's fields (names, Fields, or a list)."""
     return spec_columns(_as_fields(fields, owner)[0])
 
 

@@ -935,9 +935,9 @@ class MatchModel:
             if other.kept:
                 better = True
                 if chosen.kept:
-                    first = chosen.model.log_likelihood(labels, patterns, weights)
-                    second = other.model.log_likelihood(labels, patterns, weights)
-                    better = second - first > _START_MARGIN * abs(first)
+                    split = chosen.model.log_likelihood(labels, patterns, weights)
+                    vague = other.model.log_likelihood(labels, patterns, weights)
+                    better = vague - split > _START_MARGIN * abs(split)
                 if better:
                     return other, "vague"
             return chosen, "split"
@@ -950,7 +950,7 @@ class MatchModel:
             # each field read alone beats no refinement at all.
             alone, alone_start = likelier(apart)
             if alone.kept:
-                chosen, em_start, read_apart, careful = alone, alone_start, True, apart
+                chosen, em_start, read_apart = alone, alone_start, True
         refined, steps, converged, growth, kept = chosen
         fit = {
             "split": "clear" if clear else "unclear",
