@@ -930,3 +930,52 @@ def test_a_few_pairs_score_in_one_pass_as_field_by_field(monkeypatch):
         check_exact=True,
     )
     assert together["match"].any()
+
+
+def _strip_edge_punctuation(text: str) -> str:
+    """Reference: drop punctuation and spaces at both ends (Unicode classes P*)."""
+    import unicodedata
+
+    def edge(character: str) -> bool:
+        return character.isspace() or unicodedata.category(character).startswith("P")
+
+    start, stop = 0, len(text)
+    while start < stop and edge(text[start]):
+        start += 1
+    while stop > start and edge(text[stop - 1]):
+        stop -= 1
+    return text[start:stop] or text
+
+
+@pytest.mark.parametrize("comparison", ["ratio", "jaro_winkler", "levenshtein"])
+def test_whole_value_scorers_ignore_punctuation_at_the_ends(comparison):
+    """(1994). and 1994, agree; inner punctuation and all-punctuation values count."""
+    left = ["(1994).", "1994", "pages 285-295,", "o'brien.", "-", "«émile»", "x"]
+    right = ["1994,", "1993.", "pages 285-296", "obrien", "--", "émile", ". x ."]
+    frame = pd.DataFrame({"value": left + right})
+    pairs = pd.DataFrame(
+        {"left": range(len(left)), "right": range(len(left), 2 * len(left))}
+    )
+    scored = lf.score(
+        frame, pairs, [lf.Field("value", compare=comparison)], min_score=0.5
+    )
+    scorer, scale = compare.SCORERS[comparison]
+    expected = [
+        scorer(_strip_edge_punctuation(a), _strip_edge_punctuation(b)) / scale
+        for a, b in zip(left, right, strict=True)
+    ]
+    np.testing.assert_allclose(scored["value_score"].to_numpy(), expected)
+    assert scored["value_score"].iloc[0] == 1.0
+    assert scored["value_score"].iloc[1] < 1.0  # 1994 vs 1993 still differ
+    assert scored["value_score"].iloc[3] < 1.0  # the inner apostrophe counts
+    assert scored["value_score"].iloc[4] < 1.0  # "-" and "--" are kept whole
+
+
+def test_word_scorers_keep_punctuation_at_the_ends():
+    frame = pd.DataFrame({"value": ["(1994).", "1994,"]})
+    pairs = pd.DataFrame({"left": [0], "right": [1]})
+    scored = lf.score(
+        frame, pairs, [lf.Field("value", compare="token_sort_ratio")], min_score=0.5
+    )
+    assert scored["value_score"].iloc[0] == fuzz.token_sort_ratio("(1994).", "1994,") / 100
+    assert scored["value_score"].iloc[0] < 1.0
