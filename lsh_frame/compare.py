@@ -97,6 +97,7 @@ from lsh_frame.one_to_one import (
     clear_best,
 )
 from lsh_frame.shingle import ColumnTexts, normalize, tokenize
+from lsh_frame.transitive import Transitive, check_transitive, close
 from lsh_frame.vectors import VECTOR_KINDS, vector_scores
 
 __all__ = [
@@ -781,6 +782,7 @@ def score(
     num_perm: int = 128,
     seed: int = 1,
     one_to_one: OneToOne = "auto",
+    transitive: Transitive = "auto",
 ) -> pd.DataFrame:
     """Score candidate pairs field by field and decide which are matches.
 
@@ -841,6 +843,17 @@ def score(
         and when fewer than half of those pairs are matches, several matches
         are confusions. False keeps every match. Without ``other``, ``"auto"``
         and False do nothing and True raises :class:`~lsh_frame.ConfigError`.
+    transitive : "auto", True or False
+        Only without ``other``: whether a pair whose two records share most of
+        their matches is a match too (at least two matched records, and half
+        the matches of the record with fewer; see :mod:`lsh_frame.transitive`).
+        Its records are in one entity already, so entities do not change; the
+        pairs then say what the entities say. ``"auto"`` (default) does so
+        when the library decided the matches (``min_score`` ``"auto"`` or a
+        model) and they form clusters: at least half of the two-step paths
+        between matches (x matches y, y matches z) are closed by a match.
+        True always closes; False never does. With ``other``, ``"auto"`` and
+        False do nothing and True raises :class:`~lsh_frame.ConfigError`.
 
     Returns
     -------
@@ -863,7 +876,9 @@ def score(
         choice was ``applied`` and why (``reason``), the records with
         ``several_matches`` per table, the pairs of best matches ``"auto"``
         ``checked`` per table and how many were ``duplicates``, and the
-        matches ``dropped``.
+        matches ``dropped``; ``"transitive"``: the rule, whether it was
+        ``applied`` and why (``reason``), the ``closed_share`` of two-step
+        paths it read and the matches it ``added``.
 
     Examples
     --------
@@ -888,6 +903,7 @@ def score(
         seed=seed,
         owner="score",
         one_to_one=one_to_one,
+        transitive=transitive,
     )
 
 
@@ -2338,11 +2354,13 @@ def _score(
     seed: int,
     owner: str,
     one_to_one: OneToOne = "auto",
+    transitive: Transitive = "auto",
 ) -> pd.DataFrame:
     frame = _check_frame(frame, "frame", owner)
     if other is not None:
         other = _check_frame(other, "other", owner)
     one_to_one = check_one_to_one(one_to_one, owner, link=other is not None)
+    transitive = check_transitive(transitive, owner, link=other is not None)
     pairs = _check_pairs(pairs, owner)
     tables = [frame] if other is None else [frame, other]
     plan = plan_score(
@@ -2460,11 +2478,21 @@ def _score(
     match, chosen_one_to_one = one_to_one_matches(
         one_to_one, plan, *positions, probability, combined, match, within, shape
     )
+    match, closed = close(
+        transitive,
+        link=plan.link,
+        first=positions[0],
+        second=positions[1],
+        match=match,
+        records=len(whole["left"]),
+        decided_here=model is not None or plan.min_score == "auto",
+    )
     if probability is not None:
         columns["match_probability"] = probability
     columns["match"] = match
     attrs = scored_attrs(plan, chosen, model, fit, shape)
     attrs["one_to_one"] = chosen_one_to_one
+    attrs["transitive"] = closed
     warn_fallback(attrs)
     return scored_frame(pairs, columns, attrs)
 
@@ -2502,6 +2530,7 @@ def pairs(
     values: bool = False,
     estimate: bool = False,
     one_to_one: OneToOne = "auto",
+    transitive: Transitive = "auto",
 ) -> pd.DataFrame:
     """Candidate pairs and their scores in one call.
 
@@ -2514,7 +2543,9 @@ def pairs(
     differ from ``frame``'s (see :func:`lsh_frame.candidates`).
     ``one_to_one`` (only with ``other``) lets each record match at most one
     record of the other table: ``"auto"`` (default) when the data says so, see
-    :func:`score`.
+    :func:`score`. ``transitive`` (only without ``other``) makes a pair whose
+    records share most of their matches a match too, ``"auto"`` (default)
+    when the matches form clusters, see :func:`score`.
 
     Examples
     --------
@@ -2528,6 +2559,7 @@ def pairs(
     """
     other = other_table(frame, fields, other, right_on, "pairs")
     check_one_to_one(one_to_one, "pairs", link=other is not None)
+    check_transitive(transitive, "pairs", link=other is not None)
     candidate_pairs = candidates(
         frame,
         fields,
@@ -2551,4 +2583,5 @@ def pairs(
         num_perm=num_perm,
         seed=seed,
         one_to_one=one_to_one,
+        transitive=transitive,
     )

@@ -135,6 +135,9 @@ class Explanation:
     #: The probability from which the learned model calls a pair a match
     #: (``MatchModel.match_cut``; None: no model decided it).
     match_cut: float | None = None
+    #: A match below the match cut: its records share most of their matches
+    #: (the row's ``match`` closed by :mod:`lsh_frame.transitive`).
+    closed: bool = False
 
     def to_frame(self) -> pd.DataFrame:
         """One row per field: values, Jaccard, comparison, score, shingles.
@@ -191,6 +194,11 @@ class Explanation:
             f"{probability}{decision}",
             f"found by: {self.found_by or '(not given)'}",
         ]
+        if self.closed:
+            lines.append(
+                "(a match below the cut: its records share most of their matches, "
+                "see lsh_frame.transitive)"
+            )
         if self.note is not None:
             lines.append(f"({self.note})")
         if self.prior is not None:
@@ -596,4 +604,12 @@ def explain(
         note=note,
         joint=joint,
         match_cut=None if model is None else model.match_cut,
+        closed=bool(
+            match
+            and other is None
+            and model is not None
+            and probability is not None
+            and probability < model.match_cut
+            and found_by != IDENTICAL
+        ),
     )

@@ -387,7 +387,18 @@ def test_default_decision_finds_duplicates_without_labels(customers):
     assert model["match_cut"] == pytest.approx(
         scored.attrs["lsh_frame"]["model"]["fit"]["expected_f1"] / 2, abs=1e-4
     )
-    assert (scored["match"] == (probability >= model["match_cut"])).all()
+    reached = probability >= model["match_cut"]
+    # Beyond the cut, only the pairs whose records share most of their
+    # matches (lsh_frame.transitive) are matches, as many as attrs report.
+    assert (scored["match"] | ~reached).all()
+    closed = scored.attrs["lsh_frame"]["transitive"]
+    assert int((scored["match"] & ~reached).sum()) == closed["added"]
+    plain = lf.pairs(
+        customers,
+        ["given_name", "surname", "date_of_birth", "email"],
+        transitive=False,
+    )
+    assert (plain["match"] == reached).all()
 
 
 def test_match_model_weighs_fields_by_what_non_matches_share():
@@ -977,5 +988,7 @@ def test_word_scorers_keep_punctuation_at_the_ends():
     scored = lf.score(
         frame, pairs, [lf.Field("value", compare="token_sort_ratio")], min_score=0.5
     )
-    assert scored["value_score"].iloc[0] == fuzz.token_sort_ratio("(1994).", "1994,") / 100
+    assert (
+        scored["value_score"].iloc[0] == fuzz.token_sort_ratio("(1994).", "1994,") / 100
+    )
     assert scored["value_score"].iloc[0] < 1.0

@@ -137,6 +137,30 @@ def test_pairs_equal_pandas_for_every_decision(
         )
 
 
+@pytest.mark.usefixtures("sync")
+@pytest.mark.parametrize("partitions", PARTITIONS)
+def test_closing_clusters_equals_pandas(
+    people_with_copies: pd.DataFrame, partitions: int
+) -> None:
+    fields = ["name", "town", "born"]
+    ddf, df = as_dask(people_with_copies[fields], partitions)
+    closed = df.lsh.pairs(fields)
+    assert closed.attrs["lsh_frame"]["transitive"]["added"] > 0
+    same(ddf.lsh.pairs(fields).compute(), closed)
+    for transitive in (False, True):
+        same(
+            ddf.lsh.pairs(fields, transitive=transitive, min_score=0.7).compute(),
+            df.lsh.pairs(fields, transitive=transitive, min_score=0.7),
+        )
+    given = df.lsh.candidates(fields)
+    same(
+        ddf.lsh.score(dd.from_pandas(given, npartitions=2), fields).compute(),
+        df.lsh.score(given, fields),
+    )
+    with pytest.raises(ConfigError, match="within one table"):
+        ddf.lsh.pairs(fields, other=ddf, transitive=True)
+
+
 def test_the_sample_falls_back_on_labels_as_in_pandas(people: pd.DataFrame) -> None:
     # The threshold's sample hashes the records' values; a column without a
     # text (vectors) in some partitions only makes pandas, which sees the whole

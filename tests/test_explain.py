@@ -212,3 +212,17 @@ def test_fields_read_as_one_fact_are_shown_and_still_add_up():
     odds = np.log2(0.1 / 0.9) + 2 * np.log2(0.8 / 0.05) + bits
     assert explained.probability == pytest.approx(1 / (1 + 2.0**-odds))
     assert "street, city, postcode all differ: one fact" in str(explained)
+
+
+def test_explain_says_a_pair_matches_because_its_cluster_closes(people_with_copies):
+    fields = ["name", "town", "born"]
+    frame = people_with_copies[fields]
+    scored = lf.pairs(frame, fields)
+    cut = scored.attrs["lsh_frame"]["model"]["match_cut"]
+    closed = scored[scored["match"] & (scored["match_probability"] < cut)]
+    assert len(closed) == scored.attrs["lsh_frame"]["transitive"]["added"] > 0
+    explanation = lf.explain(frame, closed.iloc[0], fields)
+    assert explanation.match and explanation.closed
+    assert "share most of their matches" in str(explanation)
+    plain = scored[scored["match"] & (scored["match_probability"] >= cut)]
+    assert not lf.explain(frame, plain.iloc[0], fields).closed

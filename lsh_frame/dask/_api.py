@@ -75,6 +75,7 @@ from lsh_frame.jobs import (
 )
 from lsh_frame.minhash import minhash as _minhash
 from lsh_frame.one_to_one import check_one_to_one
+from lsh_frame.transitive import check_transitive
 
 _BLOCKING = ("threshold", "recall", "num_perm", "seed", "max_bucket", "max_pairs")
 _SCORING = ("min_score", "values", "estimate", "num_perm", "seed", "one_to_one")
@@ -275,6 +276,7 @@ def _scored(
         lengths,
         fields,
         **{name: options[name] for name in _SCORING},
+        transitive=options.get("transitive", "auto"),
         method=method,
         owner=owner,
         positions_known=internal,
@@ -298,16 +300,19 @@ def score(
     num_perm: int = 128,
     seed: int = 1,
     one_to_one: Any = "auto",
+    transitive: Any = "auto",
     shuffle_method: str = "tasks",
 ) -> dd.DataFrame:
     """Score candidate pairs, as :func:`lsh_frame.score` (pairs keep their parts).
 
-    With ``one_to_one``, the matched pairs are gathered on the client to choose
-    among them over all partitions, as pandas does.
+    With ``one_to_one`` (two tables) or ``transitive`` (one table), the matched
+    pairs are gathered on the client to decide over all partitions, as pandas
+    does.
     """
     owner = "score"
     method = check_shuffle(shuffle_method, owner)
     check_one_to_one(one_to_one, owner, link=other is not None)
+    check_transitive(transitive, owner, link=other is not None)
     tables = _two_tables(frame, fields, other, right_on, owner)
     if not isinstance(pairs, dd.DataFrame):
         pairs = (
@@ -363,6 +368,7 @@ def pairs(
     values: bool = False,
     estimate: bool = False,
     one_to_one: Any = "auto",
+    transitive: Any = "auto",
     shuffle_method: str = "tasks",
     npartitions: int | None = None,
 ) -> dd.DataFrame:
@@ -370,6 +376,7 @@ def pairs(
     owner = "pairs"
     method = check_shuffle(shuffle_method, owner)
     check_one_to_one(one_to_one, owner, link=other is not None)
+    check_transitive(transitive, owner, link=other is not None)
     tables = _two_tables(frame, fields, other, right_on, owner)
     scored, _ = _pairs(tables, fields, locals(), method, npartitions, owner)
     return scored

@@ -80,7 +80,10 @@ from lsh_frame.dask._tables import (
     route,
     shared,
 )
+from lsh_frame.dask._transitive import transitive_parts
 from lsh_frame.one_to_one import OneToOne, assignment_split, check_one_to_one
+from lsh_frame.transitive import Transitive, check_transitive
+from lsh_frame.transitive import decide as decide_transitive
 
 _ASKER, _NUMBER, _POSITION = "__lsh_asker", "__lsh_number", "__lsh_position"
 
@@ -490,9 +493,11 @@ def score_parts(
     positions_known: bool = False,
     left_aligned: bool = False,
     one_to_one: OneToOne = "auto",
+    transitive: Transitive = "auto",
 ) -> tuple[list[Any], dict[str, Any]]:
     """Scored pairs (one delayed pandas frame per pair partition) and attrs."""
     one_to_one = check_one_to_one(one_to_one, owner, link=len(tables) > 1)
+    transitive = check_transitive(transitive, owner, link=len(tables) > 1)
     metas = [table.meta for table in tables]
     specs, _ = _as_fields(fields, owner)
     needed = list(dict.fromkeys(column for spec in specs for column in spec.columns))
@@ -692,7 +697,29 @@ def score_parts(
                 )
     attrs = scored_attrs(plan, chosen, model, fit, shape)
     warn_fallback(attrs)
-    if not plan.link or one_to_one is False:
+    if not plan.link:
+        attrs["one_to_one"] = no_choice(one_to_one, plan.link)
+        # Which pairs close depends on every match of their records: decide
+        # the pairs once, then close over all partitions' matches.
+        decided = persist(
+            [
+                delayed(_decided)(s, task_plan, model, cut, attrs, alone_keys)
+                for s in scored
+            ]
+        )
+        return transitive_parts(
+            decided,
+            left,
+            transitive,
+            attrs,
+            owner,
+            decided_here=model is not None or plan.min_score == "auto",
+        )
+    attrs["transitive"] = {
+        **decide_transitive(transitive, link=True, graph=None),
+        "added": 0,
+    }
+    if one_to_one is False:
         attrs["one_to_one"] = no_choice(one_to_one, plan.link)
         decided = [
             delayed(_decided)(s, task_plan, model, cut, attrs, alone_keys)

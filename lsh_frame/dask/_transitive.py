@@ -1,0 +1,103 @@
+"""Closing clusters of matches on Dask: decided once, on the client, over all matches.
+
+Which pairs close depends on every match of their records, in any partition.
+The matched pairs are few compared with the candidates, so their record
+positions are gathered on the client into one
+:class:`lsh_frame.transitive.MatchGraph`, and the rule is decided there as
+pandas decides it. Each partition then asks the graph (sent to every worker
+once) which of its own unmatched pairs close. The result equals pandas'.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+from dask import delayed
+
+from lsh_frame.compare import _positions
+from lsh_frame.dask._tables import Table, compute, shared
+from lsh_frame.transitive import MatchGraph, Transitive, closing, decide
+
+
+def _pair_positions(
+    part: pd.DataFrame, index: pd.Index, owner: str
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    return (
+        _positions(part["left"], index, "left", owner),
+        _positions(part["right"], index, "right", owner),
+    )
+
+
+def _matched_positions(
+    part: pd.DataFrame, index: pd.Index, owner: str
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    matched = part[part["match"].to_numpy(dtype=bool)]
+    return _pair_positions(matched, index, owner)
+
+
+def _closing_rows(
+    part: pd.DataFrame, graph: MatchGraph, index: pd.Index, owner: str
+) -> npt.NDArray[np.int64]:
+    first, second = _pair_positions(part, index, owner)
+    return np.flatnonzero(
+        closing(graph, first, second, part["match"].to_numpy(dtype=bool))
+    )
+
+
+def _closed(
+    part: pd.DataFrame, rows: npt.NDArray[np.int64], attrs: dict[str, Any]
+) -> pd.DataFrame:
+    if rows.size:
+        match = part["match"].to_numpy(dtype=bool).copy()
+        match[rows] = True
+        part = part.assign(match=match)
+    part.attrs = {**part.attrs, "lsh_frame": attrs}
+    return part
+
+
+def transitive_parts(
+    decided: list[Any],
+    table: Table,
+    rule: Transitive,
+    attrs: dict[str, Any],
+    owner: str,
+    *,
+    decided_here: bool,
+) -> tuple[list[Any], dict[str, Any]]:
+    """Decided pair partitions of one table after closing, and the new attrs.
+
+    ``decided`` are persisted, decided pair partitions; ``decided_here`` is
+    False when the caller's ``min_score`` decided them.
+    """
+    nothing = [np.empty(0, np.int64)] * len(decided)
+    if rule is False or not (decided_here or rule is True):
+        info, rows = decide(rule, link=False, graph=None), nothing
+    else:
+        index = shared(table.index)
+        matched = compute(
+            *[delayed(_matched_positions)(p, index, owner) for p in decided]
+        )
+        graph = MatchGraph.of(
+            np.concatenate([first for first, _ in matched]),
+            np.concatenate([second for _, second in matched]),
+            table.rows,
+        )
+        info = decide(rule, link=False, graph=graph)
+        rows = nothing
+        if info["applied"]:
+            sent = shared(graph)
+            rows = list(
+                compute(
+                    *[delayed(_closing_rows)(p, sent, index, owner) for p in decided]
+                )
+            )
+    added = int(sum(part_rows.size for part_rows in rows))
+    attrs = {**attrs, "transitive": {**info, "added": added}}
+    closed = [
+        delayed(_closed)(part, part_rows, attrs)
+        for part, part_rows in zip(decided, rows, strict=True)
+    ]
+    return closed, attrs

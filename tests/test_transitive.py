@@ -1,0 +1,196 @@
+"""Pairs whose records share most of their matches (lsh_frame.transitive)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import COPIES_FIELDS
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import lsh_frame as lf
+from lsh_frame import transitive
+from lsh_frame.transitive import MatchGraph
+
+
+def _neighbours(edges: set[tuple[int, int]], records: int) -> list[set[int]]:
+    around: list[set[int]] = [set() for _ in range(records)]
+    for a, b in edges:
+        if a != b:
+            around[a].add(b)
+            around[b].add(a)
+    return around
+
+
+@st.composite
+def graphs(draw):
+    records = draw(st.integers(1, 12))
+    pair = st.tuples(st.integers(0, records - 1), st.integers(0, records - 1))
+    matched = draw(st.lists(pair, max_size=40))
+    asked = draw(st.lists(pair, max_size=40))
+    return records, matched, asked
+
+
+@settings(max_examples=200, deadline=None)
+@given(graphs())
+def test_closed_share_and_closing_agree_with_brute_force(case):
+    records, matched, asked = case
+    first = np.array([a for a, _ in matched], dtype=np.int64)
+    second = np.array([b for _, b in matched], dtype=np.int64)
+    graph = MatchGraph.of(first, second, records)
+    around = _neighbours(set(matched), records)
+    assert graph.degrees.tolist() == [len(side) for side in around]
+    paths = closed = 0
+    for middle in range(records):
+        for x, z in itertools.permutations(sorted(around[middle]), 2):
+            paths += 1
+            closed += z in around[x]
+    share = graph.closed_share()
+    if paths == 0:
+        assert share is None
+    else:
+        assert share == pytest.approx(closed / paths)
+
+    left = np.array([a for a, _ in asked], dtype=np.int64)
+    right = np.array([b for _, b in asked], dtype=np.int64)
+    match = np.array([b in around[a] for a, b in asked], dtype=bool)
+    expected = [
+        a != b
+        and not is_match
+        and len(around[a] & around[b]) >= transitive.SHARED_AT_LEAST
+        and len(around[a] & around[b])
+        >= transitive.SHARED_SHARE * min(len(around[a]), len(around[b]))
+        for (a, b), is_match in zip(asked, match, strict=True)
+    ]
+    assert transitive.closing(graph, left, right, match).tolist() == expected
+
+
+def _clique_missing_one_pair():
+    # Records 0-3 all match each other but 0-3; record 4 matches nothing.
+    pairs = [(0, 1), (0, 2), (1, 2), (1, 3), (2, 3), (0, 3), (3, 4)]
+    first = np.array([a for a, _ in pairs])
+    second = np.array([b for _, b in pairs])
+    match = np.array([True, True, True, True, True, False, False])
+    return first, second, match
+
+
+def test_auto_closes_a_cluster_and_reports_it():
+    first, second, match = _clique_missing_one_pair()
+    closed, info = transitive.close(
+        "auto", link=False, first=first, second=second, match=match, records=5
+    )
+    assert closed.tolist() == [True] * 6 + [False]  # 3-4 shares no match
+    assert info["applied"] and info["added"] == 1
+    assert info["closed_share"] == pytest.approx(12 / 16)
+    assert "form clusters" in info["reason"]
+    assert match.tolist()[5] is False  # the input is not changed
+
+
+def test_auto_leaves_matches_that_do_not_form_clusters():
+    # A star: the centre matched to four records that match nothing else
+    # (a record matched many times is a confusion, not a cluster).
+    first = np.array([0, 0, 0, 0, 1, 2])
+    second = np.array([1, 2, 3, 4, 2, 3])
+    match = np.array([True, True, True, True, False, False])
+    closed, info = transitive.close(
+        "auto", link=False, first=first, second=second, match=match, records=5
+    )
+    assert closed.tolist() == match.tolist()
+    assert not info["applied"] and info["closed_share"] == 0.0
+    assert "do not form clusters" in info["reason"]
+    forced, forced_info = transitive.close(
+        True, link=False, first=first, second=second, match=match, records=5
+    )
+    # 1 and 2 share one match (0): fewer than SHARED_AT_LEAST.
+    assert forced_info["applied"] and forced.tolist() == match.tolist()
+
+
+@pytest.mark.parametrize(
+    ("rule", "link", "decided_here", "applied"),
+    [
+        ("auto", False, True, True),
+        ("auto", False, False, False),  # the caller's min_score decided
+        (True, False, False, True),
+        (False, False, True, False),
+        ("auto", True, True, False),
+    ],
+)
+def test_when_the_rule_applies(rule, link, decided_here, applied):
+    first, second, match = _clique_missing_one_pair()
+    closed, info = transitive.close(
+        rule,
+        link=link,
+        first=first,
+        second=second,
+        match=match,
+        records=5,
+        decided_here=decided_here,
+    )
+    assert info["applied"] is applied
+    assert int(closed.sum()) == int(match.sum()) + (1 if applied else 0)
+    assert info["rule"] == rule
+
+
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [("yes", lf.ConfigError), (1, lf.ConfigTypeError), (None, lf.ConfigTypeError)],
+)
+def test_bad_values_are_refused(value, error):
+    frame = pd.DataFrame({"name": ["ann lee", "ann lee"]})
+    with pytest.raises(error, match="'transitive' parameter of pairs"):
+        lf.pairs(frame, ["name"], transitive=value)
+
+
+def test_true_needs_one_table():
+    frame = pd.DataFrame({"name": ["ann lee", "bob ray"]})
+    with pytest.raises(lf.ConfigError, match="within one table"):
+        lf.pairs(frame, ["name"], other=frame.copy(), transitive=True)
+    with pytest.raises(lf.ConfigError, match="within one table"):
+        pairs = pd.DataFrame({"left": [0], "right": [0]})
+        lf.score(frame, pairs, ["name"], other=frame.copy(), transitive=True)
+
+
+def test_closing_changes_pairs_not_entities(people_with_copies):
+    frame = people_with_copies
+    before = frame.copy()
+    fields = COPIES_FIELDS
+    plain = lf.pairs(frame[fields], fields, transitive=False)
+    closed = lf.pairs(frame[fields], fields, transitive=True)
+    pd.testing.assert_frame_equal(frame, before)
+    info = closed.attrs["lsh_frame"]["transitive"]
+    assert info["applied"] and info["added"] > 0
+    # The copies closed are true pairs: recall rises, precision holds.
+    truth = frame["entity"]
+    assert lf.evaluate(closed, truth).recall > lf.evaluate(plain, truth).recall
+    assert lf.evaluate(closed, truth).precision > 0.98
+    assert plain.attrs["lsh_frame"]["transitive"]["applied"] is False
+    added = closed["match"] & ~plain["match"]
+    assert int(added.sum()) == info["added"]
+    assert not (plain["match"] & ~closed["match"]).any()
+    pd.testing.assert_frame_equal(
+        closed.drop(columns="match"), plain.drop(columns="match")
+    )
+    # The connected components are those of the matches before closing.
+    ids = [
+        lf.cluster(frame, scored, split=False).to_numpy() for scored in (plain, closed)
+    ]
+    assert pd.crosstab(ids[0], ids[1]).astype(bool).sum(axis=1).eq(1).all()
+    assert len(np.unique(ids[0])) == len(np.unique(ids[1]))
+
+
+def test_a_saved_model_closes_the_same_pairs(people_with_copies):
+    frame = people_with_copies[COPIES_FIELDS]
+    closed = lf.pairs(frame, COPIES_FIELDS)
+    again = lf.pairs(frame, COPIES_FIELDS, min_score=closed.attrs["lsh_frame"]["model"])
+    pd.testing.assert_series_equal(again["match"], closed["match"])
+    assert (
+        again.attrs["lsh_frame"]["transitive"]
+        == closed.attrs["lsh_frame"]["transitive"]
+    )
+    # A number given as min_score is the caller's decision: left as it is.
+    cut = lf.pairs(frame, COPIES_FIELDS, min_score=0.75)
+    assert (cut["match"] == (cut["score"] >= 0.75)).all()
+    assert cut.attrs["lsh_frame"]["transitive"]["applied"] is False
