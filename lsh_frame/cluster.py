@@ -18,6 +18,7 @@ from lsh_frame.blocking import label_rank as _label_rank
 from lsh_frame.compare import _check_min_score, _check_pairs, _positions
 from lsh_frame.errors import ColumnError, ConfigError
 from lsh_frame.identical import IDENTICAL
+from lsh_frame.transitive import closed_pairs
 
 __all__ = ["cluster"]
 
@@ -58,7 +59,9 @@ def _links(scored: pd.DataFrame, min_score: float | None, owner: str) -> pd.Seri
             )
         return scored["score"].fillna(-1.0) >= min_score
     if "match" in scored.columns:
-        return scored["match"].fillna(False).astype(bool)
+        # Matches their clusters closed join records already joined: left
+        # out, they change no component and make no entity look dense.
+        return scored["match"].fillna(False).astype(bool) & ~closed_pairs(scored)
     return pd.Series(True, index=scored.index)
 
 

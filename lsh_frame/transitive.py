@@ -34,9 +34,11 @@ from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
+import pandas as pd
 
 from lsh_frame._kernels.sets import SetTable
 from lsh_frame.errors import ConfigError, ConfigTypeError
+from lsh_frame.identical import IDENTICAL
 
 __all__ = [
     "CLUSTERED_SHARE",
@@ -47,6 +49,7 @@ __all__ = [
     "Transitive",
     "check_transitive",
     "close",
+    "closed_pairs",
     "closing",
     "decide",
 ]
@@ -263,3 +266,37 @@ def close(
         return match, {**info, "added": 0}
     added = closing(graph, first, second, match)
     return match | added, {**info, "added": int(added.sum())}
+
+
+def closed_pairs(scored: pd.DataFrame) -> npt.NDArray[np.bool_]:
+    """Which matches of scored pairs their clusters closed (by their ``attrs``).
+
+    A closed pair is a match below the model's match cut, in pairs whose
+    ``attrs["lsh_frame"]["transitive"]`` says the rule added matches (an
+    identical copy, certain, is never one). :func:`lsh_frame.cluster` leaves
+    them out: they join records the other matches join already, and would
+    make an entity chained through a few matches look dense. Without those
+    ``attrs`` (a frame rebuilt from its columns) no pair counts as closed.
+    """
+    closed = np.zeros(len(scored), dtype=bool)
+    found = scored.attrs.get("lsh_frame", {})
+    info = found.get("transitive") if isinstance(found, dict) else None
+    model = found.get("model") if isinstance(found, dict) else None
+    if (
+        not isinstance(info, dict)
+        or not info.get("added")
+        or not isinstance(model, dict)
+        or "match_cut" not in model
+        or "match" not in scored.columns
+        or "match_probability" not in scored.columns
+    ):
+        return closed
+    probability = scored["match_probability"].to_numpy(
+        dtype=np.float64, na_value=np.nan
+    )
+    closed = scored["match"].fillna(False).to_numpy(dtype=bool) & (
+        probability < float(model["match_cut"])
+    )
+    if "found_by" in scored.columns:
+        closed &= (scored["found_by"] != IDENTICAL).to_numpy(dtype=bool)
+    return closed

@@ -157,6 +157,7 @@ def test_closing_clusters_equals_pandas(
         ddf.lsh.score(dd.from_pandas(given, npartitions=2), fields).compute(),
         df.lsh.score(given, fields),
     )
+    same(ddf.lsh.dedupe(fields).compute(), df.lsh.dedupe(fields))
     with pytest.raises(ConfigError, match="within one table"):
         ddf.lsh.pairs(fields, other=ddf, transitive=True)
 
