@@ -55,6 +55,11 @@ def main() -> None:
             print(
                 f"  {field:>15}: " + " / ".join(f"{w:+.1f}" for w in numbers["weight"])
             )
+    closed = decided["transitive"]
+    print(
+        f"Closing clusters: {closed['reason']}; {closed['added']:,} pairs whose "
+        "records share most of their matches are matches too (entities unchanged)"
+    )
     print("pairs:   ", lf.evaluate(scored, truth, records=len(records)))
     print("clusters:", lf.evaluate(entity, truth))
 
