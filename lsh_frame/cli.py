@@ -53,6 +53,7 @@ from lsh_frame.jobs import (
 )
 from lsh_frame.jobs import dedupe as dedupe_frame
 from lsh_frame.lsh import plan as lsh_plan
+from lsh_frame.transitive import closed_pairs
 
 #: Exit codes.
 OK, FAILED, USAGE = 0, 1, 2
@@ -827,7 +828,9 @@ def run_demo(
     shared = sizes[sizes > 1]
     if len(shared):
         say("Three entities found")
-        matched = scored[scored["match"]]
+        # The links the decision accepted itself (not the pairs that only
+        # close a cluster, see lsh_frame.transitive).
+        matched = scored[scored["match"].to_numpy() & ~closed_pairs(scored)]
         # A typical entity of three, the one holding the weakest accepted link,
         # and one of two: the range of what the decision accepts.
         three = shared[shared == 3]

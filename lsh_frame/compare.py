@@ -97,7 +97,7 @@ from lsh_frame.one_to_one import (
     clear_best,
 )
 from lsh_frame.shingle import ColumnTexts, normalize, tokenize
-from lsh_frame.transitive import Transitive, check_transitive, close
+from lsh_frame.transitive import Transitive, check_transitive, closable, close
 from lsh_frame.vectors import VECTOR_KINDS, vector_scores
 
 __all__ = [
@@ -138,7 +138,7 @@ FUZZY_MAX_CHARS = 4_000
 #: every character: against a value of several words a stray mark costs
 #: little.
 EDGE_TRIMMED_SCORERS = frozenset({"ratio", "jaro_winkler", "levenshtein"})
-_EDGE_PUNCTUATION = r"^[\p{P}\s]+|[\p{P}\s]+$"
+_EDGE_PUNCTUATION = r"^[\p{P}\p{Z}\s]+|[\p{P}\p{Z}\s]+$"
 #: Rows of a table that ``compare="auto"`` looks at (evenly spaced).
 _AUTO_COMPARE_ROWS = 20_000
 #: ``compare="auto"`` picks ``"tfidf"`` when the median non-blank value holds
@@ -2484,8 +2484,11 @@ def _score(
         first=positions[0],
         second=positions[1],
         match=match,
-        records=len(whole["left"]),
         decided_here=model is not None or plan.min_score == "auto",
+        identical=identical,
+        closable=closable(
+            probability, None if model is None else model.match_cut, identical
+        ),
     )
     if probability is not None:
         columns["match_probability"] = probability

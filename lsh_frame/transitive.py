@@ -23,8 +23,8 @@ Cora, historical_50k, fake_1000, make_customers) and 0.30 on RLdata10000 with
 its dates of birth, where closing made 23 false matches and no true one.
 
 Two tables (a link) have no such paths within one table; the rule is for
-one table. Memory: the matched pairs (twice, as lists of neighbours) and a
-bounded slice of the candidates at a time.
+one table. Memory: the matched pairs (twice, as lists of neighbours, over the
+matched records only) and a bounded slice of the candidates at a time.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ __all__ = [
     "MatchGraph",
     "Transitive",
     "check_transitive",
+    "closable",
     "close",
     "closed_pairs",
     "closing",
@@ -87,12 +88,15 @@ def check_transitive(value: Any, owner: str, *, link: bool) -> Transitive:
 
 @dataclass(frozen=True)
 class MatchGraph:
-    """The matched pairs of one table, as each record's sorted matched records.
+    """The matched pairs of one table, as each matched record's matched records.
 
-    Records are positions ``0 .. records - 1``; ``neighbours[offsets[r] :
-    offsets[r + 1]]`` are the records ``r`` matches.
+    Only records with a match are held (``records``, sorted positions), so the
+    graph's size follows the matches, not the table: ``neighbours[offsets[i] :
+    offsets[i + 1]]`` are the sorted numbers (into ``records``) of the records
+    that ``records[i]`` matches.
     """
 
+    records: npt.NDArray[np.int64]
     offsets: npt.NDArray[np.int64]
     neighbours: npt.NDArray[np.int64]
     #: The same lists, ready for intersections (short ones compared directly).
@@ -100,50 +104,70 @@ class MatchGraph:
 
     @classmethod
     def of(
-        cls,
-        first: npt.NDArray[np.int64],
-        second: npt.NDArray[np.int64],
-        records: int,
+        cls, first: npt.NDArray[np.int64], second: npt.NDArray[np.int64]
     ) -> MatchGraph:
-        """Build the graph of matched pairs ``(first[i], second[i])``.
+        """Build the graph of matched pairs of records ``(first[i], second[i])``.
 
         Examples
         --------
-        >>> graph = MatchGraph.of(np.array([0, 1, 0]), np.array([1, 2, 2]), 4)
-        >>> graph.degrees.tolist()
-        [2, 2, 2, 0]
+        >>> graph = MatchGraph.of(np.array([0, 1, 0]), np.array([1, 2, 9]))
+        >>> graph.degrees(np.array([0, 1, 2, 5, 9])).tolist()
+        [2, 2, 1, 0, 1]
         """
         first = np.asarray(first, dtype=np.int64)
         second = np.asarray(second, dtype=np.int64)
-        records = int(records)
         keep = first != second
-        # Each pair once, whichever way round it came.
-        codes = np.unique(
-            np.minimum(first[keep], second[keep]) * records
-            + np.maximum(first[keep], second[keep])
-        )
-        low, high = np.divmod(codes, records)
+        records = np.unique(np.concatenate([first[keep], second[keep]]))
+        size = np.int64(records.size)
+        low = np.searchsorted(records, np.minimum(first[keep], second[keep]))
+        high = np.searchsorted(records, np.maximum(first[keep], second[keep]))
+        # Each pair once, whichever way round it came (numbers below the
+        # matched records' count, so the code cannot overflow).
+        low, high = np.divmod(np.unique(low * size + high), size)
         source = np.concatenate([low, high])
         target = np.concatenate([high, low])
         order = np.lexsort((target, source))
-        offsets = np.searchsorted(source[order], np.arange(records + 1)).astype(
-            np.int64
-        )
+        offsets = np.searchsorted(source[order], np.arange(size + 1)).astype(np.int64)
         neighbours = target[order]
         return cls(
-            offsets, neighbours, SetTable.build(neighbours.astype(np.uint64), offsets)
+            records,
+            offsets,
+            neighbours,
+            SetTable.build(neighbours.astype(np.uint64), offsets),
         )
 
-    @property
-    def degrees(self) -> npt.NDArray[np.int64]:
-        """How many records each record matches."""
-        return np.diff(self.offsets)
+    def _numbers(
+        self, positions: npt.NDArray[np.int64]
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+        """Each position's number in the graph, and whether it has a match."""
+        number = np.searchsorted(self.records, positions)
+        inside = number < self.records.size
+        inside[inside] = self.records[number[inside]] == positions[inside]
+        return np.where(inside, number, 0), inside
+
+    def degrees(self, positions: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """How many records each record (by position) matches."""
+        number, inside = self._numbers(np.asarray(positions, dtype=np.int64))
+        # A record without a match reads the zero after the last count.
+        counts = np.append(np.diff(self.offsets), 0)
+        return counts[np.where(inside, number, counts.size - 1)]
 
     def shared(
         self, first: npt.NDArray[np.int64], second: npt.NDArray[np.int64]
     ) -> npt.NDArray[np.int64]:
-        """How many matched records ``first[i]`` and ``second[i]`` share."""
-        return self.table.intersection_sizes(first, second)
+        """How many matched records ``first[i]`` and ``second[i]`` share.
+
+        Both are record positions, as in :meth:`of`.
+        """
+        first_number, first_inside = self._numbers(np.asarray(first, dtype=np.int64))
+        second_number, second_inside = self._numbers(np.asarray(second, dtype=np.int64))
+        both = np.flatnonzero(first_inside & second_inside)
+        result = np.zeros(first_number.size, dtype=np.int64)
+        if both.size:
+            result[both] = self.table.intersection_sizes(
+                first_number[both], second_number[both]
+            )
+        return result
 
     def closed_share(self) -> float | None:
         """Share of the two-step paths between matches that a match closes.
@@ -152,24 +176,25 @@ class MatchGraph:
 
         Examples
         --------
-        >>> MatchGraph.of(np.array([0, 1, 0]), np.array([1, 2, 2]), 3).closed_share()
+        >>> MatchGraph.of(np.array([0, 1, 0]), np.array([1, 2, 2])).closed_share()
         1.0
-        >>> MatchGraph.of(np.array([0, 1]), np.array([1, 2]), 3).closed_share()
+        >>> MatchGraph.of(np.array([0, 1]), np.array([1, 2])).closed_share()
         0.0
         """
-        degrees = self.degrees.astype(np.float64)
+        counts = np.diff(self.offsets)
+        degrees = counts.astype(np.float64)
         paths = float(np.sum(degrees * (degrees - 1)))
         if paths == 0:
             return None
-        source = np.repeat(np.arange(degrees.size, dtype=np.int64), self.degrees)
+        source = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
         # A pair closes paths only when both its records have another match.
         upper = (source < self.neighbours) & (
-            np.minimum(degrees[source], degrees[self.neighbours]) >= 2
+            np.minimum(counts[source], counts[self.neighbours]) >= 2
         )
         # Each triangle closes six ordered paths; each matched pair (once) is
         # in as many triangles as the records it shares with its partner.
-        closed = 2.0 * float(self.shared(source[upper], self.neighbours[upper]).sum())
-        return closed / paths
+        shared = self.table.intersection_sizes(source[upper], self.neighbours[upper])
+        return 2.0 * float(shared.sum()) / paths
 
 
 def decide(rule: Transitive, *, link: bool, graph: MatchGraph | None) -> dict[str, Any]:
@@ -217,17 +242,42 @@ def closing(
     first: npt.NDArray[np.int64],
     second: npt.NDArray[np.int64],
     match: npt.NDArray[np.bool_],
+    closable: npt.NDArray[np.bool_] | None = None,
 ) -> npt.NDArray[np.bool_]:
-    """Which unmatched pairs ``(first[i], second[i])`` the shared matches close."""
-    degrees = graph.degrees
-    lower = np.minimum(degrees[first], degrees[second])
-    asked = np.flatnonzero(~match & (lower >= SHARED_AT_LEAST) & (first != second))
+    """Which unmatched pairs ``(first[i], second[i])`` the shared matches close.
+
+    ``closable`` (default: every pair) leaves out the pairs that the decision
+    refused for a reason of their own (see :func:`closable`).
+    """
+    degrees = np.minimum(graph.degrees(first), graph.degrees(second))
+    candidates = ~match & (degrees >= SHARED_AT_LEAST) & (first != second)
+    if closable is not None:
+        candidates &= closable
+    asked = np.flatnonzero(candidates)
     result = np.zeros(match.size, dtype=bool)
     if asked.size:
         shared = graph.shared(first[asked], second[asked])
         result[asked] = (shared >= SHARED_AT_LEAST) & (
-            shared >= SHARED_SHARE * lower[asked]
+            shared >= SHARED_SHARE * degrees[asked]
         )
+    return result
+
+
+def closable(
+    probability: npt.NDArray[np.float64] | None,
+    match_cut: float | None,
+    identical: npt.NDArray[np.bool_],
+) -> npt.NDArray[np.bool_]:
+    """Which pairs the rule may make matches (``closable`` of :func:`close`).
+
+    Closing only ever adds a pair that its probability left below the match
+    cut: one at or above it is unmatched because every field it has says it
+    differs (``MatchModel.speaks_for``), and stays so. An identical copy is
+    a match already.
+    """
+    result = ~np.asarray(identical, dtype=bool)
+    if probability is not None and match_cut is not None:
+        result &= ~(probability >= match_cut)
     return result
 
 
@@ -238,33 +288,40 @@ def close(
     first: npt.NDArray[np.int64],
     second: npt.NDArray[np.int64],
     match: npt.NDArray[np.bool_],
-    records: int,
     decided_here: bool = True,
+    identical: npt.NDArray[np.bool_] | None = None,
+    closable: npt.NDArray[np.bool_] | None = None,
 ) -> tuple[npt.NDArray[np.bool_], dict[str, Any]]:
     """Return the matches with the closing pairs added, and the record of it.
 
-    ``first`` and ``second`` are the pairs' record positions in a table of
-    ``records`` rows; ``decided_here`` is False when the caller's
-    ``min_score`` decided the matches (``"auto"`` then leaves them).
+    ``first`` and ``second`` are the pairs' record positions;
+    ``decided_here`` is False when the caller's ``min_score`` decided the
+    matches (``"auto"`` then leaves them). ``identical`` marks the pairs of a
+    large group of identical copies (:mod:`lsh_frame.identical`): they come
+    as a star, one copy paired with each other copy, whose two-step paths are
+    never closed, so the graph leaves them out and reads the group as the one
+    record it is. ``closable`` (see :func:`closable`) marks the pairs that
+    may become matches (default: every pair).
 
     Examples
     --------
     >>> first, second = np.array([0, 0, 1, 1, 2, 0]), np.array([1, 2, 2, 3, 3, 3])
     >>> match = np.array([True, True, True, True, True, False])
     >>> closed, info = close("auto", link=False, first=first, second=second,
-    ...                      match=match, records=4)
+    ...                      match=match)
     >>> closed.tolist(), info["applied"], info["added"]
     ([True, True, True, True, True, True], True, 1)
     """
+    counted = match if identical is None else match & ~identical
     graph = (
-        MatchGraph.of(first[match], second[match], records)
+        MatchGraph.of(first[counted], second[counted])
         if not link and rule is not False and (decided_here or rule is True)
         else None
     )
     info = decide(rule, link=link, graph=graph)
     if not info["applied"] or graph is None:
         return match, {**info, "added": 0}
-    added = closing(graph, first, second, match)
+    added = closing(graph, first, second, match, closable)
     return match | added, {**info, "added": int(added.sum())}
 
 
@@ -276,7 +333,9 @@ def closed_pairs(scored: pd.DataFrame) -> npt.NDArray[np.bool_]:
     identical copy, certain, is never one). :func:`lsh_frame.cluster` leaves
     them out: they join records the other matches join already, and would
     make an entity chained through a few matches look dense. Without those
-    ``attrs`` (a frame rebuilt from its columns) no pair counts as closed.
+    ``attrs`` (a frame rebuilt from its columns), or without a model (the
+    provisional split decided, and ``match_probability`` is missing), no pair
+    counts as closed: the components are the same either way.
     """
     closed = np.zeros(len(scored), dtype=bool)
     found = scored.attrs.get("lsh_frame", {})

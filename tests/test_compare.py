@@ -948,7 +948,9 @@ def _strip_edge_punctuation(text: str) -> str:
     import unicodedata
 
     def edge(character: str) -> bool:
-        return character.isspace() or unicodedata.category(character).startswith("P")
+        return character in " \t\n\r\f\v" or unicodedata.category(character).startswith(
+            ("P", "Z")
+        )
 
     start, stop = 0, len(text)
     while start < stop and edge(text[start]):

@@ -158,6 +158,15 @@ def test_closing_clusters_equals_pandas(
         df.lsh.score(given, fields),
     )
     same(ddf.lsh.dedupe(fields).compute(), df.lsh.dedupe(fields))
+    # A large group of identical rows (paired as a star) is one record to it.
+    copies = pd.concat(
+        [people_with_copies[fields], people_with_copies[fields].iloc[[0] * 80]],
+        ignore_index=True,
+    )
+    ddf, df = as_dask(copies, partitions)
+    closed = df.lsh.pairs(fields)
+    assert closed.attrs["lsh_frame"]["transitive"]["applied"]
+    same(ddf.lsh.pairs(fields).compute(), closed)
     with pytest.raises(ConfigError, match="within one table"):
         ddf.lsh.pairs(fields, other=ddf, transitive=True)
 

@@ -40,9 +40,10 @@ def test_closed_share_and_closing_agree_with_brute_force(case):
     records, matched, asked = case
     first = np.array([a for a, _ in matched], dtype=np.int64)
     second = np.array([b for _, b in matched], dtype=np.int64)
-    graph = MatchGraph.of(first, second, records)
+    graph = MatchGraph.of(first, second)
     around = _neighbours(set(matched), records)
-    assert graph.degrees.tolist() == [len(side) for side in around]
+    everyone = np.arange(records)
+    assert graph.degrees(everyone).tolist() == [len(side) for side in around]
     paths = closed = 0
     for middle in range(records):
         for x, z in itertools.permutations(sorted(around[middle]), 2):
@@ -80,7 +81,7 @@ def _clique_missing_one_pair():
 def test_auto_closes_a_cluster_and_reports_it():
     first, second, match = _clique_missing_one_pair()
     closed, info = transitive.close(
-        "auto", link=False, first=first, second=second, match=match, records=5
+        "auto", link=False, first=first, second=second, match=match
     )
     assert closed.tolist() == [True] * 6 + [False]  # 3-4 shares no match
     assert info["applied"] and info["added"] == 1
@@ -96,13 +97,13 @@ def test_auto_leaves_matches_that_do_not_form_clusters():
     second = np.array([1, 2, 3, 4, 2, 3])
     match = np.array([True, True, True, True, False, False])
     closed, info = transitive.close(
-        "auto", link=False, first=first, second=second, match=match, records=5
+        "auto", link=False, first=first, second=second, match=match
     )
     assert closed.tolist() == match.tolist()
     assert not info["applied"] and info["closed_share"] == 0.0
     assert "do not form clusters" in info["reason"]
     forced, forced_info = transitive.close(
-        True, link=False, first=first, second=second, match=match, records=5
+        True, link=False, first=first, second=second, match=match
     )
     # 1 and 2 share one match (0): fewer than SHARED_AT_LEAST.
     assert forced_info["applied"] and forced.tolist() == match.tolist()
@@ -126,12 +127,62 @@ def test_when_the_rule_applies(rule, link, decided_here, applied):
         first=first,
         second=second,
         match=match,
-        records=5,
         decided_here=decided_here,
     )
     assert info["applied"] is applied
     assert int(closed.sum()) == int(match.sum()) + (1 if applied else 0)
     assert info["rule"] == rule
+
+
+def test_positions_far_apart_hold_only_the_matched_records():
+    # Positions of a table of ten billion rows: the graph holds four records.
+    far = 10**10
+    first, second, match = _clique_missing_one_pair()
+    first, second = first * far, second * far
+    graph = MatchGraph.of(first[match], second[match])
+    assert graph.records.tolist() == [0, far, 2 * far, 3 * far]
+    closed, info = transitive.close(
+        "auto", link=False, first=first, second=second, match=match
+    )
+    assert closed.tolist() == [True] * 6 + [False] and info["added"] == 1
+
+
+def test_a_pair_the_decision_refused_for_itself_stays_unmatched():
+    first, second, match = _clique_missing_one_pair()
+    probability = np.where(match, 0.9, 0.1)
+    probability[5] = 0.8  # at or above the cut, yet no match: its fields differ
+    refused = transitive.closable(probability, 0.5, np.zeros(7, dtype=bool))
+    closed, info = transitive.close(
+        True, link=False, first=first, second=second, match=match, closable=refused
+    )
+    assert closed.tolist() == match.tolist() and info["added"] == 0
+
+
+def test_a_star_of_identical_copies_is_read_as_one_record():
+    # 0-1-2-3 a cluster missing 0-3; record 3 has 40 identical copies (4..43),
+    # paired as a star with it, as lsh_frame.identical pairs a large group.
+    first, second, match = _clique_missing_one_pair()
+    copies = np.arange(4, 44)
+    first = np.concatenate([first[:6], np.full(copies.size, 3)])
+    second = np.concatenate([second[:6], copies])
+    match = np.concatenate([match[:6], np.ones(copies.size, dtype=bool)])
+    identical = np.arange(first.size) >= 6
+    probability = np.where(match, 1.0, 0.2)
+    _, blind = transitive.close(
+        "auto", link=False, first=first, second=second, match=match
+    )
+    assert not blind["applied"]  # the star's open paths outnumber the cluster's
+    closed, info = transitive.close(
+        "auto",
+        link=False,
+        first=first,
+        second=second,
+        match=match,
+        identical=identical,
+        closable=transitive.closable(probability, 0.5, identical),
+    )
+    assert info["applied"] and info["closed_share"] == pytest.approx(12 / 16)
+    assert closed[5] and info["added"] == 1
 
 
 @pytest.mark.parametrize(

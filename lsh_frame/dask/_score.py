@@ -699,21 +699,23 @@ def score_parts(
     warn_fallback(attrs)
     if not plan.link:
         attrs["one_to_one"] = no_choice(one_to_one, plan.link)
-        # Which pairs close depends on every match of their records: decide
-        # the pairs once, then close over all partitions' matches.
-        decided = persist(
-            [
-                delayed(_decided)(s, task_plan, model, cut, attrs, alone_keys)
-                for s in scored
-            ]
-        )
+        decided_here = model is not None or plan.min_score == "auto"
+        decided = [
+            delayed(_decided)(s, task_plan, model, cut, attrs, alone_keys)
+            for s in scored
+        ]
+        if transitive is True or (transitive == "auto" and decided_here):
+            # Which pairs close depends on every match of their records:
+            # decide the pairs once, then close over all partitions' matches.
+            decided = persist(decided)
         return transitive_parts(
             decided,
             left,
             transitive,
             attrs,
             owner,
-            decided_here=model is not None or plan.min_score == "auto",
+            decided_here=decided_here,
+            match_cut=None if model is None else model.match_cut,
         )
     attrs["transitive"] = {
         **decide_transitive(transitive, link=True, graph=None),

@@ -19,7 +19,8 @@ from dask import delayed
 
 from lsh_frame.compare import _positions
 from lsh_frame.dask._tables import Table, compute, shared
-from lsh_frame.transitive import MatchGraph, Transitive, closing, decide
+from lsh_frame.identical import IDENTICAL
+from lsh_frame.transitive import MatchGraph, Transitive, closable, closing, decide
 
 
 def _pair_positions(
@@ -31,20 +32,37 @@ def _pair_positions(
     )
 
 
+def _identical(part: pd.DataFrame) -> npt.NDArray[np.bool_]:
+    if "found_by" not in part.columns:
+        return np.zeros(len(part), dtype=bool)
+    return np.asarray(
+        part["found_by"].eq(IDENTICAL).to_numpy(dtype=bool, na_value=False)
+    )
+
+
 def _matched_positions(
     part: pd.DataFrame, index: pd.Index, owner: str
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    matched = part[part["match"].to_numpy(dtype=bool)]
-    return _pair_positions(matched, index, owner)
+    counted = part["match"].to_numpy(dtype=bool) & ~_identical(part)
+    return _pair_positions(part[counted], index, owner)
 
 
 def _closing_rows(
-    part: pd.DataFrame, graph: MatchGraph, index: pd.Index, owner: str
+    part: pd.DataFrame,
+    graph: MatchGraph,
+    index: pd.Index,
+    owner: str,
+    match_cut: float | None,
 ) -> npt.NDArray[np.int64]:
     first, second = _pair_positions(part, index, owner)
-    return np.flatnonzero(
-        closing(graph, first, second, part["match"].to_numpy(dtype=bool))
+    probability = (
+        part["match_probability"].to_numpy(dtype=np.float64, na_value=np.nan)
+        if "match_probability" in part.columns
+        else None
     )
+    match = part["match"].to_numpy(dtype=bool)
+    open_ = closable(probability, match_cut, _identical(part))
+    return np.flatnonzero(closing(graph, first, second, match, open_))
 
 
 def _closed(
@@ -66,11 +84,13 @@ def transitive_parts(
     owner: str,
     *,
     decided_here: bool,
+    match_cut: float | None,
 ) -> tuple[list[Any], dict[str, Any]]:
     """Decided pair partitions of one table after closing, and the new attrs.
 
-    ``decided`` are persisted, decided pair partitions; ``decided_here`` is
-    False when the caller's ``min_score`` decided them.
+    ``decided`` are decided pair partitions (persisted when the rule may
+    apply); ``decided_here`` is False when the caller's ``min_score`` decided
+    them; ``match_cut`` is the deciding model's (None without one).
     """
     nothing = [np.empty(0, np.int64)] * len(decided)
     if rule is False or not (decided_here or rule is True):
@@ -83,7 +103,6 @@ def transitive_parts(
         graph = MatchGraph.of(
             np.concatenate([first for first, _ in matched]),
             np.concatenate([second for _, second in matched]),
-            table.rows,
         )
         info = decide(rule, link=False, graph=graph)
         rows = nothing
@@ -91,7 +110,10 @@ def transitive_parts(
             sent = shared(graph)
             rows = list(
                 compute(
-                    *[delayed(_closing_rows)(p, sent, index, owner) for p in decided]
+                    *[
+                        delayed(_closing_rows)(p, sent, index, owner, match_cut)
+                        for p in decided
+                    ]
                 )
             )
     added = int(sum(part_rows.size for part_rows in rows))
