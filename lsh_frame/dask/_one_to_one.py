@@ -58,12 +58,16 @@ def _gathered(
     return pd.concat(pieces) if pieces else source.meta[columns]
 
 
-def _unmatched(
-    part: pd.DataFrame, rows: npt.NDArray[np.int64], attrs: dict[str, Any]
+def with_match(
+    part: pd.DataFrame,
+    rows: npt.NDArray[np.int64],
+    value: bool,
+    attrs: dict[str, Any],
 ) -> pd.DataFrame:
+    """Return the partition with ``match`` set to ``value`` at ``rows``, and attrs."""
     if rows.size:
         match = part["match"].to_numpy(dtype=bool).copy()
-        match[rows] = False
+        match[rows] = value
         part = part.assign(match=match)
     part.attrs = {**part.attrs, "lsh_frame": attrs}
     return part
@@ -142,7 +146,7 @@ def one_to_one_parts(
     local = every[_ROW].to_numpy(dtype=np.int64)
     dropped = ~keep
     result = [
-        delayed(_unmatched)(part, local[dropped & (parts_of == number)], attrs)
+        delayed(with_match)(part, local[dropped & (parts_of == number)], False, attrs)
         for number, part in enumerate(decided)
     ]
     return result, attrs

@@ -18,6 +18,7 @@ import pandas as pd
 from dask import delayed
 
 from lsh_frame.compare import _positions
+from lsh_frame.dask._one_to_one import with_match
 from lsh_frame.dask._tables import Table, compute, shared
 from lsh_frame.identical import IDENTICAL
 from lsh_frame.transitive import MatchGraph, Transitive, closable, closing, decide
@@ -65,17 +66,6 @@ def _closing_rows(
     return np.flatnonzero(closing(graph, first, second, match, open_))
 
 
-def _closed(
-    part: pd.DataFrame, rows: npt.NDArray[np.int64], attrs: dict[str, Any]
-) -> pd.DataFrame:
-    if rows.size:
-        match = part["match"].to_numpy(dtype=bool).copy()
-        match[rows] = True
-        part = part.assign(match=match)
-    part.attrs = {**part.attrs, "lsh_frame": attrs}
-    return part
-
-
 def transitive_parts(
     decided: list[Any],
     table: Table,
@@ -119,7 +109,7 @@ def transitive_parts(
     added = int(sum(part_rows.size for part_rows in rows))
     attrs = {**attrs, "transitive": {**info, "added": added}}
     closed = [
-        delayed(_closed)(part, part_rows, attrs)
+        delayed(with_match)(part, part_rows, True, attrs)
         for part, part_rows in zip(decided, rows, strict=True)
     ]
     return closed, attrs
