@@ -17,7 +17,7 @@ from lsh_frame.blocking import _check_frame
 from lsh_frame.blocking import label_rank as _label_rank
 from lsh_frame.compare import _check_min_score, _check_pairs, _positions
 from lsh_frame.errors import ColumnError, ConfigError
-from lsh_frame.identical import IDENTICAL
+from lsh_frame.identical import found_identical
 from lsh_frame.transitive import closed_pairs
 
 __all__ = ["cluster"]
@@ -187,12 +187,7 @@ class Links:
             if "match_probability" in linked.columns
             else None
         )
-        identical = (
-            (linked["found_by"] == IDENTICAL).to_numpy(dtype=bool)
-            if "found_by" in linked.columns
-            else np.zeros(first.size, dtype=bool)
-        )
-        return cls(first, second, strength, identical, left_rows)
+        return cls(first, second, strength, found_identical(linked), left_rows)
 
     @classmethod
     def join(cls, parts: list[Links], left_rows: int | None) -> Links:
@@ -425,9 +420,7 @@ def identical_members(
     linked: pd.DataFrame, second: npt.NDArray[np.int64]
 ) -> npt.NDArray[np.int64] | None:
     """One end (a position) of each linked identical pair: one copy per pair."""
-    if "found_by" not in linked.columns:
-        return None
-    copies = (linked["found_by"] == IDENTICAL).to_numpy(dtype=bool)
+    copies = found_identical(linked)
     return second[copies] if copies.any() else None
 
 

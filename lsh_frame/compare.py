@@ -73,7 +73,7 @@ from lsh_frame.blocking import (
 )
 from lsh_frame.config import MinHashConfig
 from lsh_frame.errors import ColumnError, ConfigError, ConfigTypeError
-from lsh_frame.identical import IDENTICAL
+from lsh_frame.identical import IDENTICAL, found_identical
 from lsh_frame.minhash import sign_array
 from lsh_frame.model import (
     AUTO_MIN_SCORE_RANGE,
@@ -1810,10 +1810,9 @@ def identical_mask(plan: ScorePlan, pairs: pd.DataFrame) -> npt.NDArray[np.bool_
     hundred thousand copies would otherwise teach the model that everything
     agrees), and gets ``match`` true and ``match_probability`` 1.
     """
-    if plan.link or "found_by" not in pairs.columns:
+    if plan.link:
         return np.zeros(len(pairs), dtype=bool)
-    found = pairs["found_by"].eq(IDENTICAL)  # missing: not found
-    return np.asarray(found.to_numpy(dtype=bool, na_value=False))
+    return found_identical(pairs)
 
 
 def without(

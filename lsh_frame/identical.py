@@ -41,7 +41,14 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-__all__ = ["COLLAPSE_ABOVE", "IDENTICAL", "IdenticalRows", "group_rows", "row_hashes"]
+__all__ = [
+    "COLLAPSE_ABOVE",
+    "IDENTICAL",
+    "IdenticalRows",
+    "found_identical",
+    "group_rows",
+    "row_hashes",
+]
 
 #: The ``found_by`` label of the pairs that join a member to its representative.
 IDENTICAL = "identical"
@@ -53,6 +60,20 @@ IDENTICAL = "identical"
 #: (default 1,000), has all its buckets dropped. Well below that, collapsing
 #: changes nothing for ordinary data, whose copies come in twos and threes.
 COLLAPSE_ABOVE = 64
+
+
+def found_identical(pairs: pd.DataFrame) -> npt.NDArray[np.bool_]:
+    """Which pairs join a collapsed group's member to its representative.
+
+    Those whose ``found_by`` is :data:`IDENTICAL` (none without the column;
+    a missing ``found_by`` is no such pair).
+    """
+    if "found_by" not in pairs.columns:
+        return np.zeros(len(pairs), dtype=bool)
+    return np.asarray(
+        pairs["found_by"].eq(IDENTICAL).to_numpy(dtype=bool, na_value=False)
+    )
+
 
 # Two fixed, independent 16-byte keys: a 128-bit fingerprint per row.
 _HASH_KEYS = ("lsh-frame-ident1", "lsh-frame-ident2")

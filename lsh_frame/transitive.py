@@ -38,7 +38,7 @@ import pandas as pd
 
 from lsh_frame._kernels.sets import SetTable
 from lsh_frame.errors import ConfigError, ConfigTypeError
-from lsh_frame.identical import IDENTICAL
+from lsh_frame.identical import found_identical
 
 __all__ = [
     "CLUSTERED_SHARE",
@@ -356,6 +356,4 @@ def closed_pairs(scored: pd.DataFrame) -> npt.NDArray[np.bool_]:
     closed = scored["match"].fillna(False).to_numpy(dtype=bool) & (
         probability < float(model["match_cut"])
     )
-    if "found_by" in scored.columns:
-        closed &= (scored["found_by"] != IDENTICAL).to_numpy(dtype=bool)
-    return closed
+    return closed & ~found_identical(scored)

@@ -20,7 +20,7 @@ from dask import delayed
 from lsh_frame.compare import _positions
 from lsh_frame.dask._one_to_one import with_match
 from lsh_frame.dask._tables import Table, compute, shared
-from lsh_frame.identical import IDENTICAL
+from lsh_frame.identical import found_identical
 from lsh_frame.transitive import MatchGraph, Transitive, closable, closing, decide
 
 
@@ -33,18 +33,10 @@ def _pair_positions(
     )
 
 
-def _identical(part: pd.DataFrame) -> npt.NDArray[np.bool_]:
-    if "found_by" not in part.columns:
-        return np.zeros(len(part), dtype=bool)
-    return np.asarray(
-        part["found_by"].eq(IDENTICAL).to_numpy(dtype=bool, na_value=False)
-    )
-
-
 def _matched_positions(
     part: pd.DataFrame, index: pd.Index, owner: str
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    counted = part["match"].to_numpy(dtype=bool) & ~_identical(part)
+    counted = part["match"].to_numpy(dtype=bool) & ~found_identical(part)
     return _pair_positions(part[counted], index, owner)
 
 
@@ -62,7 +54,7 @@ def _closing_rows(
         else None
     )
     match = part["match"].to_numpy(dtype=bool)
-    open_ = closable(probability, match_cut, _identical(part))
+    open_ = closable(probability, match_cut, found_identical(part))
     return np.flatnonzero(closing(graph, first, second, match, open_))
 
 
