@@ -97,7 +97,17 @@ from lsh_frame.one_to_one import (
     clear_best,
 )
 from lsh_frame.shingle import ColumnTexts, normalize, tokenize
-from lsh_frame.transitive import Transitive, check_transitive, closable, close
+from lsh_frame.transitive import (
+    THROUGH_MATCHES,
+    Transitive,
+    check_transitive,
+    closable,
+    close,
+    decide_found,
+    found_pairs,
+    path_pairs,
+    through_matches,
+)
 from lsh_frame.vectors import VECTOR_KINDS, vector_scores
 
 __all__ = [
@@ -2574,7 +2584,7 @@ def pairs(
         max_pairs=max_pairs,
         collapse_identical=True,
     )
-    return score(
+    scored = score(
         frame,
         candidate_pairs,
         fields,
@@ -2587,3 +2597,154 @@ def pairs(
         one_to_one=one_to_one,
         transitive=transitive,
     )
+    if other is not None:
+        return scored
+    return _with_pairs_through_matches(
+        frame,
+        scored,
+        fields,
+        room=max_pairs - len(scored),
+        values=values,
+        estimate=estimate,
+        num_perm=num_perm,
+        seed=seed,
+    )
+
+
+def round_scoring(attrs: dict[str, Any]) -> MatchModel | float:
+    """Return what decides the pairs found through the matches, as before.
+
+    The learned model when there is one, else the score cut that decided.
+    """
+    learned = attrs.get("model")
+    if isinstance(learned, dict) and "match_cut" in learned:
+        return MatchModel.from_dict(learned)
+    return float(attrs["min_score"])
+
+
+def round_skipped(info: dict[str, Any], paths: int, room: int) -> dict[str, Any]:
+    """Return the ``transitive`` record when the pairs are too many to look for."""
+    message = (
+        f"pairs() did not look for pairs through the matches: {paths:,} pairs of "
+        f"records share a matched record, more than the {room:,} that max_pairs "
+        "leaves after the candidates. Raise max_pairs to look."
+    )
+    warn(message)
+    return {**info, "through_matches": {"pairs": 0, "closed": 0, "skipped": message}}
+
+
+def round_info(info: dict[str, Any], found: int, closed: int) -> dict[str, Any]:
+    """Return the ``transitive`` record with the pairs found through the matches."""
+    return {
+        **info,
+        "added": int(info["added"]) + closed,
+        "through_matches": {"pairs": found, "closed": closed},
+    }
+
+
+def round_frame(
+    scored: pd.DataFrame,
+    found: pd.DataFrame,
+    match: npt.NDArray[np.bool_],
+    categories: pd.Index | None,
+) -> pd.DataFrame:
+    """Return the pairs found through the matches, scored, as rows of ``scored``.
+
+    ``categories`` are those of the candidates' ``found_by`` (None when it is
+    not categorical): :data:`THROUGH_MATCHES` is added to them.
+    """
+    found = found.assign(match=match)[list(scored.columns)]
+    if categories is not None:
+        found["found_by"] = pd.Categorical(
+            found["found_by"].astype(object), categories=categories
+        )
+    return found
+
+
+def _with_pairs_through_matches(
+    frame: pd.DataFrame,
+    scored: pd.DataFrame,
+    fields: Any,
+    *,
+    room: int,
+    values: bool,
+    estimate: bool,
+    num_perm: int,
+    seed: int,
+) -> pd.DataFrame:
+    """``scored`` and, when the rule applied, the pairs found through the matches.
+
+    See :mod:`lsh_frame.transitive`: the pairs whose records both match one same
+    record, that blocking did not find, are scored as the others were (the
+    same model, or the same cut) and decided by the rule alone.
+    """
+    attrs = scored.attrs["lsh_frame"]
+    info = attrs["transitive"]
+    if not info["applied"]:
+        return scored
+    first = _positions(scored["left"], frame.index, "left", "pairs")
+    second = _positions(scored["right"], frame.index, "right", "pairs")
+    graph = found_pairs(scored, first, second)
+    paths = path_pairs(graph)
+    if paths > room:
+        scored.attrs = {
+            **scored.attrs,
+            "lsh_frame": {**attrs, "transitive": round_skipped(info, paths, room)},
+        }
+        return scored
+    _progress.step("pairs through the matches")
+    new_first, new_second = through_matches(graph)
+    size = np.int64(len(frame))
+    known = np.minimum(first, second) * size + np.maximum(first, second)
+    fresh = ~np.isin(new_first * size + new_second, known)
+    new_first, new_second = new_first[fresh], new_second[fresh]
+    closed = 0
+    if new_first.size:
+        decider = round_scoring(attrs)
+        found = score(
+            frame,
+            pd.DataFrame(
+                {
+                    "left": frame.index[new_first],
+                    "right": frame.index[new_second],
+                    "found_by": THROUGH_MATCHES,
+                },
+                index=pd.RangeIndex(len(scored), len(scored) + new_first.size),
+            ),
+            fields,
+            min_score=decider,
+            values=values,
+            estimate=estimate,
+            num_perm=num_perm,
+            seed=seed,
+            transitive=False,
+        )
+        match = decide_found(
+            graph,
+            new_first,
+            new_second,
+            found["match_probability"].to_numpy(dtype=np.float64, na_value=np.nan)
+            if "match_probability" in found
+            else None,
+            found["match"].fillna(False).to_numpy(dtype=bool),
+            decider.match_cut if isinstance(decider, MatchModel) else None,
+        )
+        closed = int(match.sum())
+        by = scored["found_by"]
+        categories = (
+            by.cat.categories.union(pd.Index([THROUGH_MATCHES]), sort=False)
+            if isinstance(by.dtype, pd.CategoricalDtype)
+            else None
+        )
+        if categories is not None:
+            scored = scored.assign(
+                found_by=pd.Categorical(by.astype(object), categories=categories)
+            )
+        scored = pd.concat([scored, round_frame(scored, found, match, categories)])
+    scored.attrs = {
+        "lsh_frame": {
+            **attrs,
+            "transitive": round_info(info, int(new_first.size), closed),
+        }
+    }
+    return scored

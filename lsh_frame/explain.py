@@ -30,6 +30,7 @@ from lsh_frame.errors import ConfigTypeError
 from lsh_frame.identical import IDENTICAL
 from lsh_frame.model import MatchModel, level_names
 from lsh_frame.shingle import normalize
+from lsh_frame.transitive import THROUGH_MATCHES
 from lsh_frame.vectors import VECTOR_KINDS
 
 __all__ = ["Explanation", "FieldExplanation", "explain", "shingle_texts"]
@@ -135,8 +136,8 @@ class Explanation:
     #: The probability from which the learned model calls a pair a match
     #: (``MatchModel.match_cut``; None: no model decided it).
     match_cut: float | None = None
-    #: A match below the match cut: its records share most of their matches
-    #: (the row's ``match`` closed by :mod:`lsh_frame.transitive`).
+    #: A match the rule of shared matches made (:mod:`lsh_frame.transitive`):
+    #: below the match cut, or found through the matches.
     closed: bool = False
 
     def to_frame(self) -> pd.DataFrame:
@@ -194,7 +195,17 @@ class Explanation:
             f"{probability}{decision}",
             f"found by: {self.found_by or '(not given)'}",
         ]
-        if self.closed:
+        if self.found_by == THROUGH_MATCHES:
+            lines.append(
+                "(found through the matches: its records match one same record; "
+                + (
+                    "a match because they share most of their matches"
+                    if self.match
+                    else "only shared matches could make it a match"
+                )
+                + ", see lsh_frame.transitive)"
+            )
+        elif self.closed:
             lines.append(
                 "(a match below the cut: its records share most of their matches, "
                 "see lsh_frame.transitive)"
@@ -607,9 +618,14 @@ def explain(
         closed=bool(
             match
             and other is None
-            and model is not None
-            and probability is not None
-            and probability < model.match_cut
             and found_by != IDENTICAL
+            and (
+                found_by == THROUGH_MATCHES
+                or (
+                    model is not None
+                    and probability is not None
+                    and probability < model.match_cut
+                )
+            )
         ),
     )

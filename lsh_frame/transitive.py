@@ -22,9 +22,22 @@ Measured (benchmarks/README.md): 0.81-1.00 on tables with clusters (FEBRL3,
 Cora, historical_50k, fake_1000, make_customers) and 0.30 on RLdata10000 with
 its dates of birth, where closing made 23 false matches and no true one.
 
+Blocking can miss a pair the rule would close: a person with fifteen records
+written fifteen ways, whose records each resemble a few of the others well
+enough to be found, and the rest too little. :func:`lsh_frame.pairs` therefore
+looks once more, through the matches (iterative blocking: Whang, Menestrina,
+Koutrika, Theobald and Garcia-Molina, *Entity resolution with iterative
+blocking*, SIGMOD 2009): every pair of records that both match one same
+record and are not candidates yet (:func:`through_matches`) is scored and
+added, ``found_by`` :data:`THROUGH_MATCHES`. Only the rule decides such a
+pair (:func:`decide_found`): its own probability was learned on the pairs
+blocking found, and read alone it would take many look-alikes of the
+middle record for copies.
+
 Two tables (a link) have no such paths within one table; the rule is for
 one table. Memory: the matched pairs (twice, as lists of neighbours, over the
-matched records only) and a bounded slice of the candidates at a time.
+matched records only) and a bounded slice of the candidates at a time; the
+pairs found through the matches are counted before they are built.
 """
 
 from __future__ import annotations
@@ -36,6 +49,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from lsh_frame._kernels.ranges import expand
 from lsh_frame._kernels.sets import SetTable
 from lsh_frame.errors import ConfigError, ConfigTypeError
 from lsh_frame.identical import found_identical
@@ -44,6 +58,7 @@ __all__ = [
     "CLUSTERED_SHARE",
     "SHARED_AT_LEAST",
     "SHARED_SHARE",
+    "THROUGH_MATCHES",
     "TRANSITIVE_CHOICES",
     "MatchGraph",
     "Transitive",
@@ -53,6 +68,10 @@ __all__ = [
     "closed_pairs",
     "closing",
     "decide",
+    "decide_found",
+    "found_pairs",
+    "path_pairs",
+    "through_matches",
 ]
 
 Transitive = bool | Literal["auto"]
@@ -66,6 +85,11 @@ CLUSTERED_SHARE = 0.5
 SHARED_AT_LEAST = 2
 #: ... and at least this share of the matches of the record with fewer.
 SHARED_SHARE = 0.5
+#: ``found_by`` of a pair that :func:`lsh_frame.pairs` found through the
+#: matches: its two records match one same record (:func:`through_matches`).
+THROUGH_MATCHES = "through_matches"
+#: Pairs of matched records built at a time by :func:`through_matches`.
+ROUND_CHUNK = 1 << 22
 
 
 def check_transitive(value: Any, owner: str, *, link: bool) -> Transitive:
@@ -263,6 +287,101 @@ def closing(
     return result
 
 
+def path_pairs(graph: MatchGraph) -> int:
+    """How many pairs :func:`through_matches` builds, repeats included.
+
+    A record with ``d`` matches makes ``d * (d - 1) / 2`` pairs of them; a pair
+    two matches apart through several records is counted once for each.
+
+    Examples
+    --------
+    >>> path_pairs(MatchGraph.of(np.array([0, 0, 0]), np.array([1, 2, 3])))
+    3
+    """
+    counts = np.diff(graph.offsets)
+    return int(np.sum(counts * (counts - 1) // 2))
+
+
+def through_matches(
+    graph: MatchGraph,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Record positions of the pairs whose two records match one same record.
+
+    Each pair once, ``first < second``, sorted by ``first`` then ``second``;
+    matched pairs among them too (the caller leaves out the pairs it has).
+    The caller counts them first (:func:`path_pairs`); they are built a slice
+    of middle records at a time (about ``ROUND_CHUNK`` at once).
+
+    Examples
+    --------
+    >>> graph = MatchGraph.of(np.array([5, 5, 7]), np.array([7, 9, 8]))
+    >>> [position.tolist() for position in through_matches(graph)]
+    [[5, 7], [8, 9]]
+    """
+    counts = np.diff(graph.offsets)
+    size = np.int64(graph.records.size)
+    paths = np.cumsum(counts * (counts - 1) // 2)
+    codes = [np.empty(0, np.int64)]
+    start = 0
+    while start < counts.size:
+        before = paths[start - 1] if start else 0
+        stop = max(
+            start + 1, int(np.searchsorted(paths, before + ROUND_CHUNK, side="right"))
+        )
+        # Each matched record of a middle record pairs with those after it in
+        # the middle's sorted list.
+        element = np.arange(graph.offsets[start], graph.offsets[stop], dtype=np.int64)
+        middle = np.repeat(np.arange(start, stop, dtype=np.int64), counts[start:stop])
+        which, partner = expand(element + 1, graph.offsets[middle + 1] - element - 1)
+        low = graph.neighbours[element[which]]
+        codes.append(np.unique(low * size + graph.neighbours[partner]))
+        start = stop
+    low, high = np.divmod(np.unique(np.concatenate(codes)), size)
+    return graph.records[low], graph.records[high]
+
+
+def found_pairs(
+    scored: pd.DataFrame,
+    first: npt.NDArray[np.int64],
+    second: npt.NDArray[np.int64],
+) -> MatchGraph:
+    """Return the graph the rule read when it decided ``scored`` (one table).
+
+    ``first`` and ``second`` are the pairs' record positions. The matches
+    before closing: closed pairs (:func:`closed_pairs`) and identical copies
+    are left out, as :func:`close` left them out.
+    """
+    counted = (
+        scored["match"].fillna(False).to_numpy(dtype=bool)
+        & ~closed_pairs(scored)
+        & ~found_identical(scored)
+    )
+    return MatchGraph.of(first[counted], second[counted])
+
+
+def decide_found(
+    graph: MatchGraph,
+    first: npt.NDArray[np.int64],
+    second: npt.NDArray[np.int64],
+    probability: npt.NDArray[np.float64] | None,
+    own: npt.NDArray[np.bool_],
+    match_cut: float | None,
+) -> npt.NDArray[np.bool_]:
+    """Which pairs found through the matches are matches: those the rule closes.
+
+    ``own`` is each pair's own decision, which does not count: the model's
+    prior was learned on the pairs blocking found, and these were chosen for
+    sharing a match, not for looking alike. A pair the decision refused
+    although its probability reached the cut (every field it has differs)
+    stays refused, as :func:`closable` keeps it.
+    """
+    refused = np.zeros(first.size, dtype=bool)
+    if probability is not None and match_cut is not None:
+        refused = (probability >= match_cut) & ~own
+    unmatched = np.zeros(first.size, dtype=bool)
+    return closing(graph, first, second, unmatched, ~refused)
+
+
 def closable(
     probability: npt.NDArray[np.float64] | None,
     match_cut: float | None,
@@ -328,32 +447,35 @@ def close(
 def closed_pairs(scored: pd.DataFrame) -> npt.NDArray[np.bool_]:
     """Which matches of scored pairs their clusters closed (by their ``attrs``).
 
-    A closed pair is a match below the model's match cut, in pairs whose
-    ``attrs["lsh_frame"]["transitive"]`` says the rule added matches (an
-    identical copy, certain, is never one). :func:`lsh_frame.cluster` leaves
-    them out: they join records the other matches join already, and would
-    make an entity chained through a few matches look dense. Without those
-    ``attrs`` (a frame rebuilt from its columns), or without a model (the
-    provisional split decided, and ``match_probability`` is missing), no pair
+    A closed pair is a match the rule added, in pairs whose
+    ``attrs["lsh_frame"]["transitive"]`` says it added some: a match below
+    the model's match cut, or any match found through the matches
+    (``found_by`` :data:`THROUGH_MATCHES`); an identical copy, certain, is
+    never one. :func:`lsh_frame.cluster` leaves them out: they join records
+    the other matches join already, and would make an entity chained through
+    a few matches look dense. Without those ``attrs`` (a frame rebuilt from
+    its columns), or without a model (the provisional split decided, and
+    ``match_probability`` is missing) for the pairs blocking found, no pair
     counts as closed: the components are the same either way.
     """
     closed = np.zeros(len(scored), dtype=bool)
     found = scored.attrs.get("lsh_frame", {})
     info = found.get("transitive") if isinstance(found, dict) else None
     model = found.get("model") if isinstance(found, dict) else None
-    if (
-        not isinstance(info, dict)
-        or not info.get("added")
-        or not isinstance(model, dict)
-        or "match_cut" not in model
-        or "match" not in scored.columns
-        or "match_probability" not in scored.columns
-    ):
+    if not isinstance(info, dict) or not info.get("added") or "match" not in scored:
         return closed
-    probability = scored["match_probability"].to_numpy(
-        dtype=np.float64, na_value=np.nan
-    )
-    closed = scored["match"].fillna(False).to_numpy(dtype=bool) & (
-        probability < float(model["match_cut"])
-    )
+    match = scored["match"].fillna(False).to_numpy(dtype=bool)
+    if "found_by" in scored.columns:
+        closed |= match & (scored["found_by"] == THROUGH_MATCHES).to_numpy(
+            dtype=bool, na_value=False
+        )
+    if (
+        isinstance(model, dict)
+        and "match_cut" in model
+        and "match_probability" in scored.columns
+    ):
+        probability = scored["match_probability"].to_numpy(
+            dtype=np.float64, na_value=np.nan
+        )
+        closed |= match & (probability < float(model["match_cut"]))
     return closed & ~found_identical(scored)

@@ -15,6 +15,7 @@ from lsh_frame import compare, model
 from lsh_frame._kernels import sets
 from lsh_frame.config import ShingleConfig
 from lsh_frame.explain import shingle_texts
+from lsh_frame.transitive import THROUGH_MATCHES
 
 WORDS = st.text(alphabet="abcdé xyz", min_size=0, max_size=14)
 
@@ -348,7 +349,20 @@ def test_pairs_is_candidates_then_score(customers):
     fields = ["given_name", "surname", "date_of_birth"]
     one_call = lf.pairs(customers, fields, seed=3)
     two_calls = lf.score(customers, lf.candidates(customers, fields, seed=3), fields)
-    pd.testing.assert_frame_equal(one_call, two_calls)
+    # Then the pairs found through the matches (lsh_frame.transitive), after.
+    rows = len(two_calls)
+    found = one_call.attrs["lsh_frame"]["transitive"]["through_matches"]["pairs"]
+    assert len(one_call) == rows + found
+    assert (one_call["found_by"].iloc[rows:] == THROUGH_MATCHES).all()
+    pd.testing.assert_frame_equal(
+        one_call.iloc[:rows].astype({"found_by": str}),
+        two_calls.astype({"found_by": str}),
+    )
+    assert (
+        one_call["found_by"]
+        .cat.categories[:-1]
+        .equals(two_calls["found_by"].cat.categories)
+    )
     via_accessor = customers.lsh.pairs(fields, seed=3)
     pd.testing.assert_frame_equal(one_call, via_accessor)
 

@@ -146,12 +146,24 @@ def test_closing_clusters_equals_pandas(
     ddf, df = as_dask(people_with_copies[fields], partitions)
     closed = df.lsh.pairs(fields)
     assert closed.attrs["lsh_frame"]["transitive"]["added"] > 0
+    # Pairs found through the matches are scored as one more partition.
+    assert closed.attrs["lsh_frame"]["transitive"]["through_matches"]["closed"] > 0
     same(ddf.lsh.pairs(fields).compute(), closed)
     for transitive in (False, True):
         same(
             ddf.lsh.pairs(fields, transitive=transitive, min_score=0.7).compute(),
             df.lsh.pairs(fields, transitive=transitive, min_score=0.7),
         )
+    # Too many to look for: skipped, with the same warning and record.
+    options = {"min_score": 0.7, "transitive": True}
+    rows = len(df.lsh.pairs(fields, min_score=0.7, transitive=False))
+    found = df.lsh.pairs(fields, **options).attrs["lsh_frame"]["transitive"]
+    limit = rows + found["through_matches"]["pairs"] - 1
+    got, got_warnings = quietly(ddf.lsh.pairs, fields, max_pairs=limit, **options)
+    want, want_warnings = quietly(df.lsh.pairs, fields, max_pairs=limit, **options)
+    same(got, want)
+    assert got_warnings == want_warnings
+    assert "through the matches" in want_warnings[-1]
     given = df.lsh.candidates(fields)
     same(
         ddf.lsh.score(dd.from_pandas(given, npartitions=2), fields).compute(),

@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import lsh_frame as lf
+from lsh_frame import transitive
 from lsh_frame.config import ShingleConfig
 from lsh_frame.explain import shingle_texts
 
@@ -219,10 +220,26 @@ def test_explain_says_a_pair_matches_because_its_cluster_closes(people_with_copi
     frame = people_with_copies[fields]
     scored = lf.pairs(frame, fields)
     cut = scored.attrs["lsh_frame"]["model"]["match_cut"]
-    closed = scored[scored["match"] & (scored["match_probability"] < cut)]
+    closed = scored[transitive.closed_pairs(scored)]
     assert len(closed) == scored.attrs["lsh_frame"]["transitive"]["added"] > 0
-    explanation = lf.explain(frame, closed.iloc[0], fields)
+    through = (closed["found_by"] == transitive.THROUGH_MATCHES).to_numpy()
+    below = closed[~through]
+    assert (below["match_probability"] < cut).all()
+    explanation = lf.explain(frame, below.iloc[0], fields)
     assert explanation.match and explanation.closed
+    assert "a match below the cut" in str(explanation)
     assert "share most of their matches" in str(explanation)
     plain = scored[scored["match"] & (scored["match_probability"] >= cut)]
+    plain = plain[plain["found_by"] != transitive.THROUGH_MATCHES]
     assert not lf.explain(frame, plain.iloc[0], fields).closed
+    # A pair found through the matches: only the rule decides it.
+    found = lf.explain(frame, closed[through].iloc[0], fields)
+    assert found.match and found.closed
+    assert "found through the matches" in str(found)
+    assert "a match because they share most of their matches" in str(found)
+    left_open = scored[
+        (scored["found_by"] == transitive.THROUGH_MATCHES) & ~scored["match"]
+    ]
+    unmatched = lf.explain(frame, left_open.iloc[0], fields)
+    assert not unmatched.match and not unmatched.closed
+    assert "only shared matches could make it a match" in str(unmatched)

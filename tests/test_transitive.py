@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from unittest import mock
 
 import numpy as np
 import pandas as pd
@@ -218,11 +219,16 @@ def test_closing_changes_pairs_not_entities(people_with_copies):
     assert lf.evaluate(closed, truth).recall > lf.evaluate(plain, truth).recall
     assert lf.evaluate(closed, truth).precision > 0.98
     assert plain.attrs["lsh_frame"]["transitive"]["applied"] is False
-    added = closed["match"] & ~plain["match"]
-    assert int(added.sum()) == info["added"]
-    assert not (plain["match"] & ~closed["match"]).any()
+    # The candidates come first, then the pairs found through the matches.
+    rows = len(plain)
+    assert len(closed) == rows + info["through_matches"]["pairs"]
+    blocked = closed.iloc[:rows]
+    added = blocked["match"] & ~plain["match"]
+    assert int(added.sum()) + info["through_matches"]["closed"] == info["added"]
+    assert not (plain["match"] & ~blocked["match"]).any()
     pd.testing.assert_frame_equal(
-        closed.drop(columns="match"), plain.drop(columns="match")
+        blocked.drop(columns="match").astype({"found_by": str}),
+        plain.drop(columns="match").astype({"found_by": str}),
     )
     # The entities are those of the matches before closing: cluster leaves
     # the closed pairs out (they would make chained entities look dense).
@@ -250,3 +256,138 @@ def test_a_saved_model_closes_the_same_pairs(people_with_copies):
     cut = lf.pairs(frame, COPIES_FIELDS, min_score=0.75)
     assert (cut["match"] == (cut["score"] >= 0.75)).all()
     assert cut.attrs["lsh_frame"]["transitive"]["applied"] is False
+
+
+@settings(max_examples=200, deadline=None)
+@given(graphs())
+def test_pairs_through_matches_agree_with_brute_force(case):
+    records, matched, _ = case
+    first = np.array([a for a, _ in matched], dtype=np.int64)
+    second = np.array([b for _, b in matched], dtype=np.int64)
+    graph = MatchGraph.of(first, second)
+    around = _neighbours(set(matched), records)
+    expected = sorted(
+        {
+            pair
+            for middle in range(records)
+            for pair in itertools.combinations(sorted(around[middle]), 2)
+        }
+    )
+    assert transitive.path_pairs(graph) == sum(
+        len(side) * (len(side) - 1) // 2 for side in around
+    )
+    for chunk in (transitive.ROUND_CHUNK, 1, 3):
+        with mock.patch.object(transitive, "ROUND_CHUNK", chunk):
+            low, high = transitive.through_matches(graph)
+        assert list(zip(low.tolist(), high.tolist(), strict=True)) == expected
+
+
+def _positions_of(scored, frame):
+    index = frame.index
+    return index.get_indexer(scored["left"]), index.get_indexer(scored["right"])
+
+
+def test_pairs_adds_the_pairs_two_matches_apart(people_with_copies):
+    frame = people_with_copies[COPIES_FIELDS]
+    before = frame.copy()
+    fields = COPIES_FIELDS
+    scored = lf.pairs(frame, fields)
+    pd.testing.assert_frame_equal(frame, before)
+    blocked = lf.score(
+        frame, lf.candidates(frame, fields, collapse_identical=True), fields
+    )
+    info = scored.attrs["lsh_frame"]["transitive"]
+    new = (scored["found_by"] == transitive.THROUGH_MATCHES).to_numpy()
+    rows = len(blocked)
+    assert not new[:rows].any() and new[rows:].all()
+    assert info["through_matches"]["pairs"] == len(scored) - rows > 0
+    assert scored.index.equals(pd.RangeIndex(len(scored)))
+    # The pairs blocking found are scored and decided as score() decides them.
+    pd.testing.assert_frame_equal(
+        scored.iloc[:rows].astype({"found_by": str}),
+        blocked.astype({"found_by": str}),
+    )
+    # The new pairs: every pair of records that match one same record
+    # (before closing) and that blocking did not find, each once.
+    first, second = _positions_of(blocked, frame)
+    counted = blocked["match"].to_numpy() & ~transitive.closed_pairs(blocked)
+    around = _neighbours(
+        set(zip(first[counted].tolist(), second[counted].tolist(), strict=True)),
+        len(frame),
+    )
+    known = {
+        (min(a, b), max(a, b))
+        for a, b in zip(first.tolist(), second.tolist(), strict=True)
+    }
+    expected = {
+        pair
+        for side in around
+        for pair in itertools.combinations(sorted(side), 2)
+        if pair not in known
+    }
+    low, high = _positions_of(scored[new], frame)
+    assert sorted(zip(low.tolist(), high.tolist(), strict=True)) == sorted(expected)
+    # Only the rule decides them: shared matches, not their own probability.
+    shared = np.array(
+        [len(around[a] & around[b]) for a, b in zip(low, high, strict=True)]
+    )
+    fewer = np.minimum([len(around[a]) for a in low], [len(around[b]) for b in high])
+    rule = (shared >= transitive.SHARED_AT_LEAST) & (
+        shared >= transitive.SHARED_SHARE * fewer
+    )
+    decided = scored.loc[new, "match"].to_numpy()
+    assert not (decided & ~rule).any()
+    assert int(decided.sum()) == info["through_matches"]["closed"] > 0
+    assert info["added"] == (
+        blocked.attrs["lsh_frame"]["transitive"]["added"]
+        + info["through_matches"]["closed"]
+    )
+    # They are true pairs, and the entities do not change.
+    truth = people_with_copies["entity"]
+    both = truth.to_numpy()
+    assert (both[low[decided]] == both[high[decided]]).mean() > 0.95
+    plain = lf.pairs(frame, fields, transitive=False)
+    assert "through_matches" not in plain.attrs["lsh_frame"]["transitive"]
+    assert len(plain) == rows
+    pd.testing.assert_series_equal(lf.cluster(frame, scored), lf.cluster(frame, plain))
+    assert transitive.closed_pairs(scored).sum() == info["added"]
+
+
+def test_score_alone_adds_no_pair(people_with_copies):
+    frame = people_with_copies[COPIES_FIELDS]
+    given_pairs = lf.candidates(frame, COPIES_FIELDS)
+    scored = lf.score(frame, given_pairs, COPIES_FIELDS)
+    assert len(scored) == len(given_pairs)
+    assert "through_matches" not in scored.attrs["lsh_frame"]["transitive"]
+
+
+def test_too_many_pairs_through_the_matches_are_not_looked_for(people_with_copies):
+    frame = people_with_copies[COPIES_FIELDS]
+    # A low cut and transitive=True: many matches, many pairs through them.
+    options = {"min_score": 0.7, "transitive": True}
+    blocked = lf.score(
+        frame,
+        lf.candidates(frame, COPIES_FIELDS, collapse_identical=True),
+        COPIES_FIELDS,
+        **options,
+    )
+    rows = len(blocked)
+    paths = transitive.path_pairs(
+        transitive.found_pairs(blocked, *_positions_of(blocked, frame))
+    )
+    # One pair too few for them all (an upper bound, repeats included).
+    with pytest.warns(UserWarning, match="did not look for pairs through the matches"):
+        scored = lf.pairs(frame, COPIES_FIELDS, max_pairs=rows + paths - 1, **options)
+    assert len(scored) == rows
+    enough = lf.pairs(frame, COPIES_FIELDS, max_pairs=rows + paths, **options)
+    assert len(enough) > rows
+    found = scored.attrs["lsh_frame"]["transitive"]["through_matches"]
+    assert found["pairs"] == 0 and "max_pairs" in found["skipped"]
+
+
+def test_a_link_looks_for_no_pair_through_the_matches(people_with_copies):
+    frame = people_with_copies[COPIES_FIELDS]
+    left, right = frame.iloc[::2], frame.iloc[1::2]
+    linked = lf.pairs(left, COPIES_FIELDS, other=right)
+    assert "through_matches" not in linked.attrs["lsh_frame"]["transitive"]
+    assert not (linked["found_by"] == transitive.THROUGH_MATCHES).any()

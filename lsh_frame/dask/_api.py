@@ -36,7 +36,13 @@ from lsh_frame.cluster import (
     sparse_of,
     warn_review,
 )
-from lsh_frame.compare import _positions
+from lsh_frame.compare import (
+    _positions,
+    round_frame,
+    round_info,
+    round_scoring,
+    round_skipped,
+)
 from lsh_frame.dask import _components
 from lsh_frame.dask._blocking import (
     RIGHT_POSITION,
@@ -55,6 +61,7 @@ from lsh_frame.dask._tables import (
     shared_pieces,
     table,
 )
+from lsh_frame.dask._transitive import new_pairs, round_graph
 from lsh_frame.errors import ConfigError
 from lsh_frame.jobs import (
     _check_new_column,
@@ -75,7 +82,12 @@ from lsh_frame.jobs import (
 )
 from lsh_frame.minhash import minhash as _minhash
 from lsh_frame.one_to_one import check_one_to_one
-from lsh_frame.transitive import check_transitive
+from lsh_frame.transitive import (
+    THROUGH_MATCHES,
+    check_transitive,
+    decide_found,
+    path_pairs,
+)
 
 _BLOCKING = ("threshold", "recall", "num_perm", "seed", "max_bucket", "max_pairs")
 _SCORING = ("min_score", "values", "estimate", "num_perm", "seed", "one_to_one")
@@ -339,7 +351,7 @@ def _pairs(
     parts, found = _candidates(
         tables, fields, options, method, npartitions, owner, keep_positions=True
     )
-    return _scored(
+    scored, attrs = _scored(
         tables,
         persist(parts),
         found.lengths,
@@ -349,6 +361,113 @@ def _pairs(
         owner,
         internal=True,
     )
+    if len(tables) > 1 or not attrs["transitive"]["applied"]:
+        return scored, attrs
+    return _with_pairs_through_matches(
+        tables[0], scored, int(found.lengths.sum()), attrs, fields, options, method
+    )
+
+
+def _with_attrs(
+    part: pd.DataFrame, attrs: dict[str, Any], categories: pd.Index | None
+) -> pd.DataFrame:
+    """Return the partition with ``attrs`` (and ``found_by`` in ``categories``)."""
+    if categories is not None:
+        part = part.assign(
+            found_by=pd.Categorical(part["found_by"].astype(object), categories)
+        )
+    part.attrs = {**part.attrs, "lsh_frame": attrs}
+    return part
+
+
+def _with_pairs_through_matches(
+    table: Table,
+    scored: dd.DataFrame,
+    rows: int,
+    attrs: dict[str, Any],
+    fields: Any,
+    options: dict[str, Any],
+    method: str,
+) -> tuple[dd.DataFrame, dict[str, Any]]:
+    """As pandas' ``pairs``: the pairs found through the matches, one more part.
+
+    The graph and the new pairs are found on the client (see
+    :mod:`lsh_frame.dask._transitive`); the new pairs are scored by the same
+    model or cut, then decided on the client by the rule alone.
+    """
+    owner = "pairs"
+    parts = persist(list(scored.to_delayed()))
+    info = attrs["transitive"]
+    graph = round_graph(parts, table, owner)
+    paths = path_pairs(graph)
+    room = int(options["max_pairs"]) - rows
+    if paths > room:
+        attrs = {**attrs, "transitive": round_skipped(info, paths, room)}
+        return _frame(
+            [delayed(_with_attrs)(part, attrs, None) for part in parts],
+            scored.divisions,
+        ), attrs
+    _progress.step("pairs through the matches")
+    first, second = new_pairs(parts, table, graph, owner)
+    if not first.size:
+        attrs = {**attrs, "transitive": round_info(info, 0, 0)}
+        return _frame(
+            [delayed(_with_attrs)(part, attrs, None) for part in parts],
+            scored.divisions,
+        ), attrs
+    decider = round_scoring(attrs)
+    labels = table.index
+    given = pd.DataFrame(
+        {
+            "left": labels[first],
+            "right": labels[second],
+            "found_by": THROUGH_MATCHES,
+        },
+        index=pd.RangeIndex(rows, rows + first.size),
+    )
+    found, _ = _scored(
+        [table],
+        [delayed(given)],
+        np.array([first.size], dtype=np.int64),
+        fields,
+        {**options, "min_score": decider, "transitive": False},
+        method,
+        owner,
+        internal=False,
+    )
+    (found,) = compute(found)
+    match = decide_found(
+        graph,
+        first,
+        second,
+        found["match_probability"].to_numpy(dtype=np.float64, na_value=np.nan)
+        if "match_probability" in found
+        else None,
+        found["match"].fillna(False).to_numpy(dtype=bool),
+        getattr(decider, "match_cut", None),
+    )
+    attrs = {
+        **attrs,
+        "transitive": round_info(info, int(first.size), int(match.sum())),
+    }
+    dtype = scored.dtypes["found_by"]
+    categories = (
+        dtype.categories.union(pd.Index([THROUGH_MATCHES]), sort=False)
+        if isinstance(dtype, pd.CategoricalDtype)
+        else None
+    )
+    meta = scored._meta
+    added = _with_attrs(round_frame(meta, found, match, categories), attrs, None)
+    divisions = (
+        (*scored.divisions[:-1], rows, rows + first.size - 1)
+        if scored.known_divisions
+        else None
+    )
+    return _frame(
+        [delayed(_with_attrs)(part, attrs, categories) for part in parts]
+        + [delayed(added)],
+        divisions,
+    ), attrs
 
 
 def pairs(

@@ -6,6 +6,11 @@ positions are gathered on the client into one
 :class:`lsh_frame.transitive.MatchGraph`, and the rule is decided there as
 pandas decides it. Each partition then asks the graph (sent to every worker
 once) which of its own unmatched pairs close. The result equals pandas'.
+
+The pairs found through the matches (``pairs`` only, see
+:mod:`lsh_frame.transitive`) start from the same graph: the client lists the
+pairs two matches apart, each partition says which of them it holds already,
+and the rest are scored as one more partition and decided on the client.
 """
 
 from __future__ import annotations
@@ -21,7 +26,15 @@ from lsh_frame.compare import _positions
 from lsh_frame.dask._one_to_one import with_match
 from lsh_frame.dask._tables import Table, compute, shared
 from lsh_frame.identical import found_identical
-from lsh_frame.transitive import MatchGraph, Transitive, closable, closing, decide
+from lsh_frame.transitive import (
+    MatchGraph,
+    Transitive,
+    closable,
+    closed_pairs,
+    closing,
+    decide,
+    through_matches,
+)
 
 
 def _pair_positions(
@@ -105,3 +118,46 @@ def transitive_parts(
         for part, part_rows in zip(decided, rows, strict=True)
     ]
     return closed, attrs
+
+
+def _counted_positions(
+    part: pd.DataFrame, index: pd.Index, owner: str
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Return the matches the rule read (see ``transitive.found_pairs``)."""
+    match = part["match"].to_numpy(dtype=bool)
+    counted = match & ~closed_pairs(part) & ~found_identical(part)
+    return _pair_positions(part[counted], index, owner)
+
+
+def _held(
+    part: pd.DataFrame, index: pd.Index, owner: str, codes: npt.NDArray[np.int64]
+) -> npt.NDArray[np.int64]:
+    """Which of the sorted pair ``codes`` the partition holds already."""
+    first, second = _pair_positions(part, index, owner)
+    size = np.int64(len(index))
+    own = np.minimum(first, second) * size + np.maximum(first, second)
+    return codes[np.isin(codes, own)]
+
+
+def round_graph(parts: list[Any], table: Table, owner: str) -> MatchGraph:
+    """Return the graph of the matches the rule read, over every partition."""
+    index = shared(table.index)
+    matched = compute(*[delayed(_counted_positions)(p, index, owner) for p in parts])
+    return MatchGraph.of(
+        np.concatenate([first for first, _ in matched]),
+        np.concatenate([second for _, second in matched]),
+    )
+
+
+def new_pairs(
+    parts: list[Any], table: Table, graph: MatchGraph, owner: str
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Positions of the pairs through the matches that no partition holds."""
+    first, second = through_matches(graph)
+    size = np.int64(table.rows)
+    codes = first * size + second
+    sent = shared(codes)
+    index = shared(table.index)
+    held = compute(*[delayed(_held)(p, index, owner, sent) for p in parts])
+    fresh = ~np.isin(codes, np.concatenate([np.empty(0, np.int64), *held]))
+    return first[fresh], second[fresh]
