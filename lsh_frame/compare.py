@@ -105,6 +105,7 @@ from lsh_frame.transitive import (
     close,
     decide_found,
     found_pairs,
+    held_among,
     path_pairs,
     through_matches,
 )
@@ -2557,7 +2558,12 @@ def pairs(
     record of the other table: ``"auto"`` (default) when the data says so, see
     :func:`score`. ``transitive`` (only without ``other``) makes a pair whose
     records share most of their matches a match too, ``"auto"`` (default)
-    when the matches form clusters, see :func:`score`.
+    when the matches form clusters, see :func:`score`. When it applies,
+    ``pairs`` then looks once more: the pairs whose two records match one same
+    record, that blocking did not find, are scored and added after the
+    candidates (``found_by`` ``"through_matches"``), decided by that rule
+    alone; counted first, and skipped with a warning when they would carry
+    the frame past ``max_pairs`` (see :mod:`lsh_frame.transitive`).
 
     Examples
     --------
@@ -2696,7 +2702,7 @@ def _with_pairs_through_matches(
     new_first, new_second = through_matches(graph)
     size = np.int64(len(frame))
     known = np.minimum(first, second) * size + np.maximum(first, second)
-    fresh = ~np.isin(new_first * size + new_second, known)
+    fresh = ~held_among(new_first * size + new_second, known)
     new_first, new_second = new_first[fresh], new_second[fresh]
     closed = 0
     if new_first.size:

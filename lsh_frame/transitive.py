@@ -70,6 +70,7 @@ __all__ = [
     "decide",
     "decide_found",
     "found_pairs",
+    "held_among",
     "path_pairs",
     "through_matches",
 ]
@@ -338,6 +339,26 @@ def through_matches(
         start = stop
     low, high = np.divmod(np.unique(np.concatenate(codes)), size)
     return graph.records[low], graph.records[high]
+
+
+def held_among(
+    codes: npt.NDArray[np.int64], held: npt.NDArray[np.int64]
+) -> npt.NDArray[np.bool_]:
+    """Which of the sorted, distinct ``codes`` occur in ``held`` (any order).
+
+    One binary search per held code: the pairs found through the matches are
+    few beside the candidates, which need no sorting.
+
+    Examples
+    --------
+    >>> held_among(np.array([3, 8, 9]), np.array([9, 1, 3, 3])).tolist()
+    [True, False, True]
+    """
+    found = np.zeros(codes.size, dtype=bool)
+    if codes.size:
+        at = np.minimum(np.searchsorted(codes, held), codes.size - 1)
+        found[at[codes[at] == held]] = True
+    return found
 
 
 def found_pairs(

@@ -391,3 +391,14 @@ def test_a_link_looks_for_no_pair_through_the_matches(people_with_copies):
     linked = lf.pairs(left, COPIES_FIELDS, other=right)
     assert "through_matches" not in linked.attrs["lsh_frame"]["transitive"]
     assert not (linked["found_by"] == transitive.THROUGH_MATCHES).any()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sets(st.integers(0, 50), max_size=20),
+    st.lists(st.integers(-5, 60), max_size=40),
+)
+def test_held_among_agrees_with_isin(codes, held):
+    codes = np.array(sorted(codes), dtype=np.int64)
+    held = np.array(held, dtype=np.int64)
+    assert transitive.held_among(codes, held).tolist() == np.isin(codes, held).tolist()

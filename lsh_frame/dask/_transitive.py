@@ -33,6 +33,7 @@ from lsh_frame.transitive import (
     closed_pairs,
     closing,
     decide,
+    held_among,
     through_matches,
 )
 
@@ -132,11 +133,11 @@ def _counted_positions(
 def _held(
     part: pd.DataFrame, index: pd.Index, owner: str, codes: npt.NDArray[np.int64]
 ) -> npt.NDArray[np.int64]:
-    """Which of the sorted pair ``codes`` the partition holds already."""
+    """Positions in the sorted pair ``codes`` of those the partition holds."""
     first, second = _pair_positions(part, index, owner)
     size = np.int64(len(index))
     own = np.minimum(first, second) * size + np.maximum(first, second)
-    return codes[np.isin(codes, own)]
+    return np.flatnonzero(held_among(codes, own))
 
 
 def round_graph(parts: list[Any], table: Table, owner: str) -> MatchGraph:
@@ -159,5 +160,7 @@ def new_pairs(
     sent = shared(codes)
     index = shared(table.index)
     held = compute(*[delayed(_held)(p, index, owner, sent) for p in parts])
-    fresh = ~np.isin(codes, np.concatenate([np.empty(0, np.int64), *held]))
+    fresh = np.ones(codes.size, dtype=bool)
+    for rows in held:
+        fresh[rows] = False
     return first[fresh], second[fresh]
