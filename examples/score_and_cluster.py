@@ -60,6 +60,13 @@ def main() -> None:
         f"Closing clusters: {closed['reason']}; {closed['added']:,} pairs whose "
         "records share most of their matches are matches too (entities unchanged)"
     )
+    found = closed.get("through_matches")
+    if found is not None:
+        print(
+            f"Looked once more through the matches: {found['pairs']:,} pairs whose "
+            "records match one same record were not candidates; "
+            f"{found['closed']:,} of them share most of their matches"
+        )
     print("pairs:   ", lf.evaluate(scored, truth, records=len(records)))
     print("clusters:", lf.evaluate(entity, truth))
 
