@@ -18,7 +18,7 @@ from lsh_frame.blocking import label_rank as _label_rank
 from lsh_frame.compare import _check_min_score, _check_pairs, _positions
 from lsh_frame.errors import ColumnError, ConfigError
 from lsh_frame.identical import found_identical
-from lsh_frame.transitive import closed_pairs
+from lsh_frame.transitive import THROUGH_MATCHES, closed_pairs
 
 __all__ = ["cluster"]
 
@@ -57,7 +57,12 @@ def _links(scored: pd.DataFrame, min_score: float | None, owner: str) -> pd.Seri
                 "column. Score them first with score(), or leave min_score out to "
                 "link every pair (or the pairs whose 'match' is true)."
             )
-        return scored["score"].fillna(-1.0) >= min_score
+        # Pairs found through the matches were never candidates: a cut on the
+        # score reads the candidates, as it did before pairs() added them.
+        linked = scored["score"].fillna(-1.0) >= min_score
+        if "found_by" in scored.columns:
+            linked &= scored["found_by"] != THROUGH_MATCHES
+        return linked
     if "match" in scored.columns:
         # Matches their clusters closed join records already joined: left
         # out, they change no component and make no entity look dense.

@@ -2659,7 +2659,9 @@ def round_frame(
     ``categories`` are those of the candidates' ``found_by`` (None when it is
     not categorical): :data:`THROUGH_MATCHES` is added to them.
     """
-    found = found.assign(match=match)[list(scored.columns)]
+    # Decided by a number (no model was learned), the new pairs have no
+    # match_probability; the candidates' column holds NaN: so do theirs.
+    found = found.assign(match=match).reindex(columns=scored.columns)
     if categories is not None:
         found["found_by"] = pd.Categorical(
             found["found_by"].astype(object), categories=categories

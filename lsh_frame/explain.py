@@ -139,6 +139,9 @@ class Explanation:
     #: A match the rule of shared matches made (:mod:`lsh_frame.transitive`):
     #: below the match cut, or found through the matches.
     closed: bool = False
+    #: For a pair ``pairs`` found through the matches (``found_by``
+    #: ``"through_matches"``): how it was decided.
+    found_through: str | None = None
 
     def to_frame(self) -> pd.DataFrame:
         """One row per field: values, Jaccard, comparison, score, shingles.
@@ -195,15 +198,10 @@ class Explanation:
             f"{probability}{decision}",
             f"found by: {self.found_by or '(not given)'}",
         ]
-        if self.found_by == THROUGH_MATCHES:
+        if self.found_through is not None:
             lines.append(
                 "(found through the matches: its records match one same record; "
-                + (
-                    "a match because they share most of their matches"
-                    if self.match
-                    else "only shared matches could make it a match"
-                )
-                + ", see lsh_frame.transitive)"
+                f"{self.found_through}, see lsh_frame.transitive)"
             )
         elif self.closed:
             lines.append(
@@ -296,6 +294,20 @@ def _shown(shingles: tuple[str, ...], limit: int = 12) -> str:
     if len(shingles) > limit:
         text += f", … ({len(shingles)} in all)"
     return text or "-"
+
+
+def _found_through(found_by: str | None, match: Any, from_row: bool) -> str | None:
+    """How a pair found through the matches was decided (None: another pair)."""
+    if found_by != THROUGH_MATCHES:
+        return None
+    if not from_row:
+        return (
+            "pairs() decides it by shared matches alone; the decision shown is its "
+            "own reading with the given min_score"
+        )
+    if match:
+        return "a match because they share most of their matches"
+    return "only shared matches could make it a match"
 
 
 def _pair_of(
@@ -620,12 +632,15 @@ def explain(
             and other is None
             and found_by != IDENTICAL
             and (
-                found_by == THROUGH_MATCHES
+                # Only the rule decides such a pair: its row's match says so.
+                (found_by == THROUGH_MATCHES and min_score is None)
                 or (
-                    model is not None
+                    found_by != THROUGH_MATCHES
+                    and model is not None
                     and probability is not None
                     and probability < model.match_cut
                 )
             )
         ),
+        found_through=_found_through(found_by, match, min_score is None),
     )

@@ -470,14 +470,14 @@ def closed_pairs(scored: pd.DataFrame) -> npt.NDArray[np.bool_]:
 
     A closed pair is a match the rule added, in pairs whose
     ``attrs["lsh_frame"]["transitive"]`` says it added some: a match below
-    the model's match cut, or any match found through the matches
+    the model's match cut (without a model: a match whose ``score`` is below
+    the ``min_score`` that decided), or any match found through the matches
     (``found_by`` :data:`THROUGH_MATCHES`); an identical copy, certain, is
     never one. :func:`lsh_frame.cluster` leaves them out: they join records
     the other matches join already, and would make an entity chained through
     a few matches look dense. Without those ``attrs`` (a frame rebuilt from
-    its columns), or without a model (the provisional split decided, and
-    ``match_probability`` is missing) for the pairs blocking found, no pair
-    counts as closed: the components are the same either way.
+    its columns) no pair counts as closed: the components are the same
+    either way.
     """
     closed = np.zeros(len(scored), dtype=bool)
     found = scored.attrs.get("lsh_frame", {})
@@ -499,4 +499,9 @@ def closed_pairs(scored: pd.DataFrame) -> npt.NDArray[np.bool_]:
             dtype=np.float64, na_value=np.nan
         )
         closed |= match & (probability < float(model["match_cut"]))
+    elif isinstance(found.get("min_score"), (int, float)) and "score" in scored:
+        # No model: the matches were score >= the cut, and closing added pairs
+        # below it (a missing score is below every cut).
+        score = scored["score"].to_numpy(dtype=np.float64, na_value=np.nan)
+        closed |= match & ~(score >= float(found["min_score"]))
     return closed & ~found_identical(scored)

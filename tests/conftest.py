@@ -152,3 +152,25 @@ def saved_model_again(
     for column in columns:
         pd.testing.assert_series_equal(again[column], scored[column])
     return model, again
+
+
+def chained_people() -> tuple[pd.DataFrame, list[lf.Field]]:
+    """Ten people of five records: key ``k1`` joins A-D, ``k2`` joins B-E.
+
+    A and E share no key; too few pairs for a model, so a number decides.
+    """
+    rows = [
+        {
+            "k1": None if copy == "E" else f"x{person}",
+            "k2": None if copy == "A" else f"y{person}",
+            "name": f"person number {person} smith{copy.lower()}",
+        }
+        for person in range(10)
+        for copy in "ABCDE"
+    ]
+    fields = [
+        lf.Field("k1", blocking="exact", weight=0),
+        lf.Field("k2", blocking="exact", weight=0),
+        lf.Field("name", blocking=None),
+    ]
+    return pd.DataFrame(rows), fields

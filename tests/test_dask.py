@@ -21,6 +21,7 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import chained_people
 
 import lsh_frame as lf
 import lsh_frame.dask as lfd
@@ -181,6 +182,14 @@ def test_closing_clusters_equals_pandas(
     same(ddf.lsh.pairs(fields).compute(), closed)
     with pytest.raises(ConfigError, match="within one table"):
         ddf.lsh.pairs(fields, other=ddf, transitive=True)
+    # Decided by a number (no model): the new pairs have no probability.
+    chained, chained_fields = chained_people()
+    ddf, df = as_dask(chained, partitions)
+    got, got_warnings = quietly(ddf.lsh.pairs, chained_fields)
+    want, want_warnings = quietly(df.lsh.pairs, chained_fields)
+    same(got, want)
+    assert got_warnings == want_warnings
+    assert want.attrs["lsh_frame"]["transitive"]["through_matches"]["closed"] == 10
 
 
 def test_the_sample_falls_back_on_labels_as_in_pandas(people: pd.DataFrame) -> None:

@@ -8,13 +8,13 @@ from unittest import mock
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import COPIES_FIELDS
+from conftest import COPIES_FIELDS, chained_people
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lsh_frame as lf
 from lsh_frame import transitive
-from lsh_frame.transitive import MatchGraph
+from lsh_frame.transitive import MatchGraph, closed_pairs
 
 
 def _neighbours(edges: set[tuple[int, int]], records: int) -> list[set[int]]:
@@ -287,15 +287,21 @@ def _positions_of(scored, frame):
     return index.get_indexer(scored["left"]), index.get_indexer(scored["right"])
 
 
-def test_pairs_adds_the_pairs_two_matches_apart(people_with_copies):
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"min_score": 0.7, "transitive": True}],
+    ids=["learned model", "given cut"],
+)
+def test_pairs_adds_the_pairs_two_matches_apart(people_with_copies, options):
     frame = people_with_copies[COPIES_FIELDS]
     before = frame.copy()
     fields = COPIES_FIELDS
-    scored = lf.pairs(frame, fields)
+    scored = lf.pairs(frame, fields, **options)
     pd.testing.assert_frame_equal(frame, before)
-    blocked = lf.score(
-        frame, lf.candidates(frame, fields, collapse_identical=True), fields
-    )
+    given = lf.candidates(frame, fields, collapse_identical=True)
+    blocked = lf.score(frame, given, fields, **options)
+    # The matches before closing: the same decision without the rule.
+    unclosed = lf.score(frame, given, fields, **{**options, "transitive": False})
     info = scored.attrs["lsh_frame"]["transitive"]
     new = (scored["found_by"] == transitive.THROUGH_MATCHES).to_numpy()
     rows = len(blocked)
@@ -310,7 +316,8 @@ def test_pairs_adds_the_pairs_two_matches_apart(people_with_copies):
     # The new pairs: every pair of records that match one same record
     # (before closing) and that blocking did not find, each once.
     first, second = _positions_of(blocked, frame)
-    counted = blocked["match"].to_numpy() & ~transitive.closed_pairs(blocked)
+    counted = unclosed["match"].to_numpy()
+    assert (counted == blocked["match"].to_numpy() & ~closed_pairs(blocked)).all()
     around = _neighbours(
         set(zip(first[counted].tolist(), second[counted].tolist(), strict=True)),
         len(frame),
@@ -342,15 +349,21 @@ def test_pairs_adds_the_pairs_two_matches_apart(people_with_copies):
         blocked.attrs["lsh_frame"]["transitive"]["added"]
         + info["through_matches"]["closed"]
     )
-    # They are true pairs, and the entities do not change.
-    truth = people_with_copies["entity"]
-    both = truth.to_numpy()
-    assert (both[low[decided]] == both[high[decided]]).mean() > 0.95
-    plain = lf.pairs(frame, fields, transitive=False)
+    # With the learned model they are true pairs (a cut of 0.7 forced to close
+    # matches that do not form clusters: namesakes). The entities do not change.
+    both = people_with_copies["entity"].to_numpy()
+    if not options:
+        assert (both[low[decided]] == both[high[decided]]).mean() > 0.95
+    plain = lf.pairs(frame, fields, **{**options, "transitive": False})
     assert "through_matches" not in plain.attrs["lsh_frame"]["transitive"]
     assert len(plain) == rows
     pd.testing.assert_series_equal(lf.cluster(frame, scored), lf.cluster(frame, plain))
     assert transitive.closed_pairs(scored).sum() == info["added"]
+    # A cut on the score links candidates only: as without the new pairs.
+    pd.testing.assert_series_equal(
+        lf.cluster(frame, scored, min_score=0.8),
+        lf.cluster(frame, scored[~new], min_score=0.8),
+    )
 
 
 def test_score_alone_adds_no_pair(people_with_copies):
@@ -402,3 +415,43 @@ def test_held_among_agrees_with_isin(codes, held):
     codes = np.array(sorted(codes), dtype=np.int64)
     held = np.array(held, dtype=np.int64)
     assert transitive.held_among(codes, held).tolist() == np.isin(codes, held).tolist()
+
+
+def test_pairs_through_the_matches_without_a_model():
+    frame, fields = chained_people()
+    with pytest.warns(UserWarning, match="No match model decided"):
+        scored = lf.pairs(frame, fields)
+    decided = scored.attrs["lsh_frame"]
+    assert "match_cut" not in (decided["model"] or {})
+    new = (scored["found_by"] == transitive.THROUGH_MATCHES).to_numpy()
+    low, high = _positions_of(scored[new], frame)
+    # Each person's A and E, joined through B, C and D: closed by the rule.
+    assert sorted(zip(low.tolist(), high.tolist(), strict=True)) == [
+        (5 * person, 5 * person + 4) for person in range(10)
+    ]
+    assert scored.loc[new, "match"].all()
+    assert scored.loc[new, "match_probability"].isna().all()
+    assert decided["transitive"]["through_matches"] == {"pairs": 10, "closed": 10}
+    assert closed_pairs(scored)[new].all()
+    ids = lf.cluster(frame, scored)
+    assert ids.nunique() == 10
+    with pytest.warns(UserWarning, match="No match model decided"):
+        deduped = frame.lsh.dedupe(fields)
+    assert deduped["cluster_id"].nunique() == 10
+
+
+def test_explain_reads_a_pair_found_through_the_matches(people_with_copies):
+    frame = people_with_copies[COPIES_FIELDS]
+    scored = lf.pairs(frame, COPIES_FIELDS)
+    model = scored.attrs["lsh_frame"]["model"]
+    found = scored[scored["found_by"] == transitive.THROUGH_MATCHES]
+    cut = model["match_cut"]
+    # Left unmatched by the rule, though its own probability reaches the cut.
+    strong = found[~found["match"] & (found["match_probability"] >= cut)]
+    assert len(strong)
+    as_found = lf.explain(frame, strong.iloc[0], COPIES_FIELDS)
+    assert not as_found.match and not as_found.closed
+    assert "only shared matches could make it a match" in str(as_found)
+    own = lf.explain(frame, strong.iloc[0], COPIES_FIELDS, min_score=model)
+    assert own.match and not own.closed
+    assert "its own reading with the given min_score" in str(own)
