@@ -2648,6 +2648,58 @@ def round_info(info: dict[str, Any], found: int, closed: int) -> dict[str, Any]:
     }
 
 
+def round_pairs(
+    index: pd.Index,
+    first: npt.NDArray[np.int64],
+    second: npt.NDArray[np.int64],
+    start: int,
+) -> pd.DataFrame:
+    """Return the pairs found through the matches, to score: rows from ``start``."""
+    return pd.DataFrame(
+        {"left": index[first], "right": index[second], "found_by": THROUGH_MATCHES},
+        index=pd.RangeIndex(start, start + first.size),
+    )
+
+
+def round_decision(
+    graph: Any,
+    first: npt.NDArray[np.int64],
+    second: npt.NDArray[np.int64],
+    found: pd.DataFrame,
+    decider: MatchModel | float,
+) -> npt.NDArray[np.bool_]:
+    """Return which scored pairs found through the matches the rule closes."""
+    return decide_found(
+        graph,
+        first,
+        second,
+        found["match_probability"].to_numpy(dtype=np.float64, na_value=np.nan)
+        if "match_probability" in found
+        else None,
+        found["match"].fillna(False).to_numpy(dtype=bool),
+        decider.match_cut if isinstance(decider, MatchModel) else None,
+    )
+
+
+def round_categories(dtype: Any) -> pd.Index | None:
+    """Return the ``found_by`` categories with :data:`THROUGH_MATCHES` added.
+
+    None when ``found_by`` is not categorical.
+    """
+    if not isinstance(dtype, pd.CategoricalDtype):
+        return None
+    return dtype.categories.union(pd.Index([THROUGH_MATCHES]), sort=False)
+
+
+def in_categories(frame: pd.DataFrame, categories: pd.Index | None) -> pd.DataFrame:
+    """Return ``frame`` with ``found_by`` in ``categories`` (None: as it is)."""
+    if categories is None:
+        return frame
+    return frame.assign(
+        found_by=pd.Categorical(frame["found_by"].astype(object), categories)
+    )
+
+
 def round_frame(
     scored: pd.DataFrame,
     found: pd.DataFrame,
@@ -2656,17 +2708,15 @@ def round_frame(
 ) -> pd.DataFrame:
     """Return the pairs found through the matches, scored, as rows of ``scored``.
 
-    ``categories`` are those of the candidates' ``found_by`` (None when it is
-    not categorical): :data:`THROUGH_MATCHES` is added to them.
+    ``categories``: those of the candidates' ``found_by`` with
+    :data:`THROUGH_MATCHES` (:func:`round_categories`; None when it is not
+    categorical).
     """
     # Decided by a number (no model was learned), the new pairs have no
     # match_probability; the candidates' column holds NaN: so do theirs.
-    found = found.assign(match=match).reindex(columns=scored.columns)
-    if categories is not None:
-        found["found_by"] = pd.Categorical(
-            found["found_by"].astype(object), categories=categories
-        )
-    return found
+    return in_categories(
+        found.assign(match=match).reindex(columns=scored.columns), categories
+    )
 
 
 def _with_pairs_through_matches(
@@ -2711,14 +2761,7 @@ def _with_pairs_through_matches(
         decider = round_scoring(attrs)
         found = score(
             frame,
-            pd.DataFrame(
-                {
-                    "left": frame.index[new_first],
-                    "right": frame.index[new_second],
-                    "found_by": THROUGH_MATCHES,
-                },
-                index=pd.RangeIndex(len(scored), len(scored) + new_first.size),
-            ),
+            round_pairs(frame.index, new_first, new_second, len(scored)),
             fields,
             min_score=decider,
             values=values,
@@ -2727,27 +2770,10 @@ def _with_pairs_through_matches(
             seed=seed,
             transitive=False,
         )
-        match = decide_found(
-            graph,
-            new_first,
-            new_second,
-            found["match_probability"].to_numpy(dtype=np.float64, na_value=np.nan)
-            if "match_probability" in found
-            else None,
-            found["match"].fillna(False).to_numpy(dtype=bool),
-            decider.match_cut if isinstance(decider, MatchModel) else None,
-        )
+        match = round_decision(graph, new_first, new_second, found, decider)
         closed = int(match.sum())
-        by = scored["found_by"]
-        categories = (
-            by.cat.categories.union(pd.Index([THROUGH_MATCHES]), sort=False)
-            if isinstance(by.dtype, pd.CategoricalDtype)
-            else None
-        )
-        if categories is not None:
-            scored = scored.assign(
-                found_by=pd.Categorical(by.astype(object), categories=categories)
-            )
+        categories = round_categories(scored["found_by"].dtype)
+        scored = in_categories(scored, categories)
         scored = pd.concat([scored, round_frame(scored, found, match, categories)])
     scored.attrs = {
         "lsh_frame": {

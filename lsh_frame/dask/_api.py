@@ -38,8 +38,12 @@ from lsh_frame.cluster import (
 )
 from lsh_frame.compare import (
     _positions,
+    in_categories,
+    round_categories,
+    round_decision,
     round_frame,
     round_info,
+    round_pairs,
     round_scoring,
     round_skipped,
 )
@@ -83,9 +87,7 @@ from lsh_frame.jobs import (
 from lsh_frame.minhash import minhash as _minhash
 from lsh_frame.one_to_one import check_one_to_one
 from lsh_frame.transitive import (
-    THROUGH_MATCHES,
     check_transitive,
-    decide_found,
     path_pairs,
 )
 
@@ -372,10 +374,7 @@ def _with_attrs(
     part: pd.DataFrame, attrs: dict[str, Any], categories: pd.Index | None
 ) -> pd.DataFrame:
     """Return the partition with ``attrs`` (and ``found_by`` in ``categories``)."""
-    if categories is not None:
-        part = part.assign(
-            found_by=pd.Categorical(part["found_by"].astype(object), categories)
-        )
+    part = in_categories(part, categories)
     part.attrs = {**part.attrs, "lsh_frame": attrs}
     return part
 
@@ -416,18 +415,9 @@ def _with_pairs_through_matches(
             scored.divisions,
         ), attrs
     decider = round_scoring(attrs)
-    labels = table.index
-    given = pd.DataFrame(
-        {
-            "left": labels[first],
-            "right": labels[second],
-            "found_by": THROUGH_MATCHES,
-        },
-        index=pd.RangeIndex(rows, rows + first.size),
-    )
     found, _ = _scored(
         [table],
-        [delayed(given)],
+        [delayed(round_pairs(table.index, first, second, rows))],
         np.array([first.size], dtype=np.int64),
         fields,
         {**options, "min_score": decider, "transitive": False},
@@ -436,26 +426,12 @@ def _with_pairs_through_matches(
         internal=False,
     )
     (found,) = compute(found)
-    match = decide_found(
-        graph,
-        first,
-        second,
-        found["match_probability"].to_numpy(dtype=np.float64, na_value=np.nan)
-        if "match_probability" in found
-        else None,
-        found["match"].fillna(False).to_numpy(dtype=bool),
-        getattr(decider, "match_cut", None),
-    )
+    match = round_decision(graph, first, second, found, decider)
     attrs = {
         **attrs,
         "transitive": round_info(info, int(first.size), int(match.sum())),
     }
-    dtype = scored.dtypes["found_by"]
-    categories = (
-        dtype.categories.union(pd.Index([THROUGH_MATCHES]), sort=False)
-        if isinstance(dtype, pd.CategoricalDtype)
-        else None
-    )
+    categories = round_categories(scored.dtypes["found_by"])
     meta = scored._meta
     added = _with_attrs(round_frame(meta, found, match, categories), attrs, None)
     divisions = (
