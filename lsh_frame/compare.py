@@ -106,6 +106,7 @@ from lsh_frame.transitive import (
     decide_found,
     found_pairs,
     held_among,
+    pair_codes,
     path_pairs,
     through_matches,
 )
@@ -2752,9 +2753,8 @@ def _with_pairs_through_matches(
         return scored
     _progress.step("pairs through the matches")
     new_first, new_second = through_matches(graph)
-    size = np.int64(len(frame))
-    known = np.minimum(first, second) * size + np.maximum(first, second)
-    fresh = ~held_among(new_first * size + new_second, known)
+    known = pair_codes(first, second, len(frame))
+    fresh = ~held_among(pair_codes(new_first, new_second, len(frame)), known)
     new_first, new_second = new_first[fresh], new_second[fresh]
     closed = 0
     if new_first.size:

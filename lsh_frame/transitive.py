@@ -71,6 +71,7 @@ __all__ = [
     "decide_found",
     "found_pairs",
     "held_among",
+    "pair_codes",
     "path_pairs",
     "through_matches",
 ]
@@ -339,6 +340,20 @@ def through_matches(
         start = stop
     low, high = np.divmod(np.unique(np.concatenate(codes)), size)
     return graph.records[low], graph.records[high]
+
+
+def pair_codes(
+    first: npt.NDArray[np.int64], second: npt.NDArray[np.int64], records: int
+) -> npt.NDArray[np.int64]:
+    """One number per unordered pair of record positions (of ``records``).
+
+    Examples
+    --------
+    >>> pair_codes(np.array([3, 1]), np.array([1, 3]), 10).tolist()
+    [13, 13]
+    """
+    size = np.int64(records)
+    return np.minimum(first, second) * size + np.maximum(first, second)
 
 
 def held_among(

@@ -26,6 +26,14 @@ def _neighbours(edges: set[tuple[int, int]], records: int) -> list[set[int]]:
     return around
 
 
+def _graph_and_neighbours(
+    matched: list[tuple[int, int]], records: int
+) -> tuple[MatchGraph, list[set[int]]]:
+    first = np.array([a for a, _ in matched], dtype=np.int64)
+    second = np.array([b for _, b in matched], dtype=np.int64)
+    return MatchGraph.of(first, second), _neighbours(set(matched), records)
+
+
 @st.composite
 def graphs(draw):
     records = draw(st.integers(1, 12))
@@ -39,10 +47,7 @@ def graphs(draw):
 @given(graphs())
 def test_closed_share_and_closing_agree_with_brute_force(case):
     records, matched, asked = case
-    first = np.array([a for a, _ in matched], dtype=np.int64)
-    second = np.array([b for _, b in matched], dtype=np.int64)
-    graph = MatchGraph.of(first, second)
-    around = _neighbours(set(matched), records)
+    graph, around = _graph_and_neighbours(matched, records)
     everyone = np.arange(records)
     assert graph.degrees(everyone).tolist() == [len(side) for side in around]
     paths = closed = 0
@@ -262,10 +267,7 @@ def test_a_saved_model_closes_the_same_pairs(people_with_copies):
 @given(graphs())
 def test_pairs_through_matches_agree_with_brute_force(case):
     records, matched, _ = case
-    first = np.array([a for a, _ in matched], dtype=np.int64)
-    second = np.array([b for _, b in matched], dtype=np.int64)
-    graph = MatchGraph.of(first, second)
-    around = _neighbours(set(matched), records)
+    graph, around = _graph_and_neighbours(matched, records)
     expected = sorted(
         {
             pair

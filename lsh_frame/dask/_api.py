@@ -397,7 +397,8 @@ def _with_pairs_through_matches(
     owner = "pairs"
     parts = persist(list(scored.to_delayed()))
     info = attrs["transitive"]
-    graph = round_graph(parts, table, owner)
+    index = shared(table.index)
+    graph = round_graph(parts, index, owner)
     paths = path_pairs(graph)
     room = int(options["max_pairs"]) - rows
     if paths > room:
@@ -407,7 +408,7 @@ def _with_pairs_through_matches(
             scored.divisions,
         ), attrs
     _progress.step("pairs through the matches")
-    first, second = new_pairs(parts, table, graph, owner)
+    first, second = new_pairs(parts, index, table.rows, graph, owner)
     if not first.size:
         attrs = {**attrs, "transitive": round_info(info, 0, 0)}
         return _frame(

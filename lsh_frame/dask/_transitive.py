@@ -34,6 +34,7 @@ from lsh_frame.transitive import (
     closing,
     decide,
     held_among,
+    pair_codes,
     through_matches,
 )
 
@@ -45,13 +46,6 @@ def _pair_positions(
         _positions(part["left"], index, "left", owner),
         _positions(part["right"], index, "right", owner),
     )
-
-
-def _matched_positions(
-    part: pd.DataFrame, index: pd.Index, owner: str
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    counted = part["match"].to_numpy(dtype=bool) & ~found_identical(part)
-    return _pair_positions(part[counted], index, owner)
 
 
 def _closing_rows(
@@ -93,13 +87,8 @@ def transitive_parts(
         info, rows = decide(rule, link=False, graph=None), nothing
     else:
         index = shared(table.index)
-        matched = compute(
-            *[delayed(_matched_positions)(p, index, owner) for p in decided]
-        )
-        graph = MatchGraph.of(
-            np.concatenate([first for first, _ in matched]),
-            np.concatenate([second for _, second in matched]),
-        )
+        # Nothing is closed yet: the decided matches, identical copies aside.
+        graph = round_graph(decided, index, owner)
         info = decide(rule, link=False, graph=graph)
         rows = nothing
         if info["applied"]:
@@ -134,15 +123,15 @@ def _held(
     part: pd.DataFrame, index: pd.Index, owner: str, codes: npt.NDArray[np.int64]
 ) -> npt.NDArray[np.int64]:
     """Positions in the sorted pair ``codes`` of those the partition holds."""
-    first, second = _pair_positions(part, index, owner)
-    size = np.int64(len(index))
-    own = np.minimum(first, second) * size + np.maximum(first, second)
+    own = pair_codes(*_pair_positions(part, index, owner), len(index))
     return np.flatnonzero(held_among(codes, own))
 
 
-def round_graph(parts: list[Any], table: Table, owner: str) -> MatchGraph:
-    """Return the graph of the matches the rule read, over every partition."""
-    index = shared(table.index)
+def round_graph(parts: list[Any], index: Any, owner: str) -> MatchGraph:
+    """Return the graph of the matches the rule read, over every partition.
+
+    ``index``: the table's labels, shared with the workers (``shared``).
+    """
     matched = compute(*[delayed(_counted_positions)(p, index, owner) for p in parts])
     return MatchGraph.of(
         np.concatenate([first for first, _ in matched]),
@@ -151,16 +140,17 @@ def round_graph(parts: list[Any], table: Table, owner: str) -> MatchGraph:
 
 
 def new_pairs(
-    parts: list[Any], table: Table, graph: MatchGraph, owner: str
+    parts: list[Any], index: Any, rows: int, graph: MatchGraph, owner: str
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """Positions of the pairs through the matches that no partition holds."""
+    """Positions of the pairs through the matches that no partition holds.
+
+    ``index``: the table's labels of ``rows`` records, shared with the workers.
+    """
     first, second = through_matches(graph)
-    size = np.int64(table.rows)
-    codes = first * size + second
+    codes = pair_codes(first, second, rows)
     sent = shared(codes)
-    index = shared(table.index)
     held = compute(*[delayed(_held)(p, index, owner, sent) for p in parts])
     fresh = np.ones(codes.size, dtype=bool)
-    for rows in held:
-        fresh[rows] = False
+    for found in held:
+        fresh[found] = False
     return first[fresh], second[fresh]
