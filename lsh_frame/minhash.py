@@ -177,6 +177,7 @@ def _signer(scheme: str, seed: int, num_perm: int) -> Signer:
         return lambda hashes, offsets, out: sketch.sketch(
             kernels.fold32(hashes), offsets, a, b, out
         )
+    permute: kernels.Permute
     if scheme == "affine32":
         permute = kernels.affine32_permute(*kernels.affine32_parameters(seed, num_perm))
         return lambda hashes, offsets, out: kernels.minhash(

@@ -311,13 +311,28 @@ def test_a_few_records_sign_alike_in_one_block_and_in_tiles(
     lengths = [0, 64, 1, 0, 30, 200, 2, 0]  # one long record (> LONG_RECORD)
     sets = [rng.integers(0, 2**63, n, dtype=np.uint64).tolist() for n in lengths]
     tokens, offsets, permute, out, expected = _signing_inputs(scheme, sets)
-    assert offsets[-1] <= minhash.TILE_RECORDS
+    assert offsets[-1] <= minhash.BLOCK_WIDTH
     minhash.minhash(tokens, offsets, permute, out)
     assert out.tolist() == expected
     # A slice of a larger CSR (offsets not starting at 0) too.
     out = np.zeros_like(out[2:6])
     minhash.minhash(tokens, offsets[2:7], permute, out)
     assert out.tolist() == expected[2:6]
+
+
+@pytest.mark.parametrize("scheme", ["affine32", "mersenne61"])
+@pytest.mark.parametrize("tile_records, tile_cells", [(1, 1), (3, 7), (5, 400)])
+def test_tiles_of_any_shape_fold_to_the_reference(scheme, tile_records, tile_cells):
+    # Tiles cut by records and by cells (one record of many tokens alone in a
+    # tile, records of one token many to a tile): every record's minimum
+    # over its own tokens, whatever tile it falls in.
+    rng = np.random.default_rng(tile_records + tile_cells)
+    lengths = [*rng.integers(0, 90, 40).tolist(), 1, 128, 0, 2]
+    sets = [rng.integers(0, 2**63, n, dtype=np.uint64).tolist() for n in lengths]
+    tokens, offsets, permute, out, expected = _signing_inputs(scheme, sets, 33)
+    permute.tile_records, permute.tile_cells = tile_records, tile_cells
+    minhash.minhash(tokens, offsets, permute, out)
+    assert out.tolist() == expected
 
 
 def test_long_records_are_permuted_in_full_width_blocks():
@@ -328,15 +343,16 @@ def test_long_records_are_permuted_in_full_width_blocks():
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     tokens = np.random.default_rng(2).integers(0, 2**32, offsets[-1], dtype=np.uint32)
     widths = []
-    permute = minhash.affine32_permute(*minhash.affine32_parameters(1, 128))
 
-    def counted(x, out):
-        widths.append(x.size)
-        return permute(x, out)
+    class Counted(minhash.Affine32):
+        def __call__(self, x, out):
+            widths.append(x.size)
+            return super().__call__(x, out)
 
+    counted = Counted(*minhash.affine32_parameters(1, 128))
     minhash.minhash(tokens, offsets, counted, np.zeros((220, 128), np.uint32))
     assert sum(widths) == offsets[-1]
-    assert len(widths) == -(-int(offsets[-1]) // minhash.TILE_RECORDS)
+    assert len(widths) == -(-int(offsets[-1]) // minhash.BLOCK_WIDTH)
 
 
 def test_more_permutations_than_a_tile_holds():

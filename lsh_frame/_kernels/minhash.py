@@ -3,24 +3,27 @@
 The work is ``tokens × num_perm`` hash evaluations, so the layout decides the
 speed. Short records are sorted by token count and cut into tiles of similar
 length; a tile is a dense ``(length, records)`` matrix, padded with each
-record's own first token (which cannot change a minimum). Then, slot by slot,
-a ``(num_perm, records)`` block of permuted values is computed and folded into
-a running minimum. Long records would get tiles of few records, so that every
-call works on a narrow block and the cost per token grows with the length;
-instead their tokens are taken as one stream, cut into full-width blocks, and
-each block's ``(num_perm, width)`` values are reduced per record piece. When
-all the records' tokens fit one block (a batch of a few new records), that one
-block is the whole work: a tile would take one narrow pass per token position
-of the longest record. Every
-numpy call works on contiguous same-shape operands that fit in the L2 cache —
-numpy's vectorised loops skip broadcast operands, so constants are
+record's own first token (which cannot change a minimum). The family folds a
+tile into its ``(num_perm, records)`` minima: affine32 one permutation at a
+time over the whole tile (a multiply and an add by scalars, then one minimum
+down the tile's rows: two and a half passes over the tile per permutation),
+mersenne61 one token position at a time (a ``(num_perm, records)`` block of
+permuted values folded into a running minimum). Long records would get tiles
+of few records, so that every call works on a narrow block and the cost per
+token grows with the length; instead their tokens are taken as one stream,
+cut into full-width blocks, and each block's ``(num_perm, width)`` values are
+reduced per record piece. When all the records' tokens fit one block (a batch
+of a few new records), that one block is the whole work: a tile would take
+one narrow pass per token position of the longest record. Every numpy call
+works on contiguous operands (or scalars) that fit in the L2 cache — numpy's
+vectorised loops skip broadcast operands, so the blocks' constants are
 pre-broadcast once — and releases the GIL, so chunks of rows run in parallel
 threads.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -29,14 +32,13 @@ MERSENNE_61 = np.uint64((1 << 61) - 1)
 _LOW32 = np.uint64(0xFFFFFFFF)
 _LOW29 = np.uint64((1 << 29) - 1)
 
-#: Records per tile: four (num_perm, tile) uint32 blocks of 128 rows fill 1 MiB,
-#: which stays in a typical L2 cache.
-TILE_RECORDS = 512
-#: Upper bound on padded cells (records × length) gathered for one tile.
-TILE_CELLS = 1 << 16
+#: Width of a permutation block (tokens permuted at once by ``permute``): four
+#: (num_perm, width) uint32 blocks of 128 rows fill 1 MiB, which stays in a
+#: typical L2 cache.
+BLOCK_WIDTH = 512
 #: Records longer than this are reduced in blocks of their tokens instead of slot
 #: by slot (see :func:`_long_records`). Tiles of longer records hold fewer than
-#: ``TILE_CELLS // LONG_RECORD`` records, and their narrow blocks cost more per
+#: ``tile_cells // LONG_RECORD`` records, and their narrow blocks cost more per
 #: token than the blocks (measured: the same per token up to 128 tokens, twice as
 #: much from 256; see benchmarks/README.md, "Long values").
 LONG_RECORD = 128
@@ -44,9 +46,27 @@ LONG_RECORD = 128
 #: block (see :func:`_one_block`; at most a permutation block's width): one
 #: record of 64 tokens took 64 tile passes of four numpy calls each (0.35 ms),
 #: one block takes five calls (0.013 ms).
-ONE_BLOCK_TOKENS = TILE_RECORDS
+ONE_BLOCK_TOKENS = BLOCK_WIDTH
 
-Permute = Callable[[npt.NDArray, npt.NDArray], npt.NDArray]
+
+class Permute(Protocol):
+    """A hash family's permutations over blocks of tokens and over tiles."""
+
+    #: Records per tile, and the most padded cells (records × length) a tile holds.
+    tile_records: int
+    tile_cells: int
+
+    def __call__(self, x: npt.NDArray, out: npt.NDArray) -> npt.NDArray:
+        """Write ``out[j, i] = h_j(x[i])`` (``out`` is ``(num_perm, x.size)``)."""
+        ...
+
+    def fold(self, tile: npt.NDArray, out: npt.NDArray, scratch: npt.NDArray) -> None:
+        """Write ``out[j, i] = min_p h_j(tile[p, i])``.
+
+        ``out`` is ``(num_perm, records)``; ``scratch`` holds at least
+        ``tile_cells`` values (and ``num_perm * tile_records``) of ``out``'s dtype.
+        """
+        ...
 
 
 def affine32_parameters(
@@ -80,31 +100,69 @@ def reduce_mersenne61(values: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
     return np.where(reduced >= MERSENNE_61, reduced - MERSENNE_61, reduced)
 
 
-def affine32_permute(a: npt.NDArray[np.uint32], b: npt.NDArray[np.uint32]) -> Permute:
-    """Return ``permute(x, out)``: ``out[j, i] = (a[j] * x[i] + b[j]) mod 2**32``."""
-    a_block = np.ascontiguousarray(np.broadcast_to(a[:, None], (a.size, TILE_RECORDS)))
-    b_block = np.ascontiguousarray(np.broadcast_to(b[:, None], (b.size, TILE_RECORDS)))
+class Affine32:
+    """``h_j(x) = (a[j] * x + b[j]) mod 2**32`` on uint32 tokens."""
 
-    def permute(x: npt.NDArray, out: npt.NDArray) -> npt.NDArray:
+    #: A tile is folded one permutation at a time, three numpy calls per
+    #: permutation. Wide tiles amortise the calls, and each call must be long
+    #: enough for threads to overlap: a thread gives the GIL up for the call
+    #: and must win it back for the next, so calls of ~10 us (1,024-record
+    #: tiles) ran no faster on two threads than on one. make_customers text,
+    #: 500k records, signing only, one thread / two threads: 0.92 / 0.97 s at
+    #: 1,024 records and 64 Ki cells per tile, 0.87 / 0.60 s at 4,096 records
+    #: and 128 Ki cells, 0.96 / 0.61 s at 8,192 and 256 Ki (the token position
+    #: by position fold took 1.15 s on one thread).
+    tile_records = 4096
+    tile_cells = 1 << 17
+
+    def __init__(self, a: npt.NDArray[np.uint32], b: npt.NDArray[np.uint32]) -> None:
+        self.a, self.b = a, b
+        self._a_block = np.ascontiguousarray(
+            np.broadcast_to(a[:, None], (a.size, BLOCK_WIDTH))
+        )
+        self._b_block = np.ascontiguousarray(
+            np.broadcast_to(b[:, None], (b.size, BLOCK_WIDTH))
+        )
+
+    def __call__(self, x: npt.NDArray, out: npt.NDArray) -> npt.NDArray:
         width = x.size
         np.copyto(out, x[None, :])
-        np.multiply(out, a_block[:, :width], out=out)
-        np.add(out, b_block[:, :width], out=out)
+        np.multiply(out, self._a_block[:, :width], out=out)
+        np.add(out, self._b_block[:, :width], out=out)
         return out
 
-    return permute
+    def fold(self, tile: npt.NDArray, out: npt.NDArray, scratch: npt.NDArray) -> None:
+        values = scratch[: tile.size].reshape(tile.shape)
+        for j, (a, b) in enumerate(zip(self.a, self.b, strict=True)):
+            np.multiply(tile, a, out=values)
+            np.add(values, b, out=values)
+            np.minimum.reduce(values, axis=0, out=out[j])
 
 
-def mersenne61_permute(a: npt.NDArray[np.uint64], b: npt.NDArray[np.uint64]) -> Permute:
-    """Return ``permute(x, out)``: ``out[j, i] = (a[j] * x[i] + b[j]) mod p``.
+def affine32_permute(a: npt.NDArray[np.uint32], b: npt.NDArray[np.uint32]) -> Affine32:
+    """Return the affine32 family: ``out[j, i] = (a[j] * x[i] + b[j]) mod 2**32``."""
+    return Affine32(a, b)
+
+
+class Mersenne61:
+    """``h_j(x) = (a[j] * x + b[j]) mod p``, ``p = 2**61 - 1``, on tokens below ``p``.
 
     The 122-bit product is split into 32-bit halves; powers of two fold back
-    because ``2**61 ≡ 1 (mod p)``. Inputs must already be below ``p``.
+    because ``2**61 ≡ 1 (mod p)``. A tile is folded one token position at a
+    time: the arithmetic makes a dozen temporaries of a block, which must stay
+    narrow.
     """
-    a_high, a_low = (a >> np.uint64(32))[:, None], (a & _LOW32)[:, None]
-    b_column = b[:, None]
 
-    def permute(x: npt.NDArray, out: npt.NDArray) -> npt.NDArray:
+    tile_records = BLOCK_WIDTH
+    tile_cells = 1 << 16
+
+    def __init__(self, a: npt.NDArray[np.uint64], b: npt.NDArray[np.uint64]) -> None:
+        self._a_high = (a >> np.uint64(32))[:, None]
+        self._a_low = (a & _LOW32)[:, None]
+        self._b_column = b[:, None]
+
+    def __call__(self, x: npt.NDArray, out: npt.NDArray) -> npt.NDArray:
+        a_high, a_low = self._a_high, self._a_low
         x_high = (x >> np.uint64(32))[None, :]
         x_low = (x & _LOW32)[None, :]
         low = a_low * x_low  # < 2**64
@@ -113,11 +171,22 @@ def mersenne61_permute(a: npt.NDArray[np.uint64], b: npt.NDArray[np.uint64]) -> 
         total = (high << np.uint64(3)) + ((middle & _LOW29) << np.uint64(32))
         total += middle >> np.uint64(29)
         total += (low & MERSENNE_61) + (low >> np.uint64(61))
-        total += b_column
+        total += self._b_column
         out[...] = reduce_mersenne61(total)
         return out
 
-    return permute
+    def fold(self, tile: npt.NDArray, out: npt.NDArray, scratch: npt.NDArray) -> None:
+        buffer = scratch[: out.size].reshape(out.shape)
+        self(tile[0], out)
+        for position in range(1, tile.shape[0]):
+            np.minimum(out, self(tile[position], buffer), out=out)
+
+
+def mersenne61_permute(
+    a: npt.NDArray[np.uint64], b: npt.NDArray[np.uint64]
+) -> Mersenne61:
+    """Return the mersenne61 family: ``out[j, i] = (a[j] * x[i] + b[j]) mod p``."""
+    return Mersenne61(a, b)
 
 
 def minhash(
@@ -148,29 +217,32 @@ def minhash(
     order = short[np.argsort(lengths[short], kind="stable")]
     sorted_lengths = lengths[order]
     num_perm = out.shape[1]
-    running = np.empty((num_perm, TILE_RECORDS), dtype=out.dtype)
-    scratch = np.empty_like(running)
+    tile_records, tile_cells = permute.tile_records, permute.tile_cells
+    running = np.empty((num_perm, tile_records), dtype=out.dtype)
+    # A tile holds at most tile_cells values, or one record of at most
+    # LONG_RECORD; a block (long records, mersenne61's fold) num_perm rows.
+    cells = max(tile_cells, LONG_RECORD, num_perm * max(tile_records, BLOCK_WIDTH))
+    scratch = np.empty(cells, dtype=out.dtype)
     start, count = 0, order.size
     while start < count:
-        stop = min(start + TILE_RECORDS, count)
+        stop = min(start + tile_records, count)
         length = int(sorted_lengths[stop - 1])
-        if length * (stop - start) > TILE_CELLS:
-            stop = start + max(1, TILE_CELLS // length)
+        if length * (stop - start) > tile_cells:
+            stop = start + max(1, tile_cells // length)
             length = int(sorted_lengths[stop - 1])
         records = order[start:stop]
         size = stop - start
         slot = np.arange(length)[:, None]
         padded = np.where(slot < sorted_lengths[start:stop][None, :], slot, 0)
         tile = tokens[offsets[records][None, :] + padded]
-        acc, buffer = running[:, :size], scratch[:, :size]
-        permute(tile[0], acc)
-        for position in range(1, length):
-            np.minimum(acc, permute(tile[position], buffer), out=acc)
+        acc = running[:, :size]
+        permute.fold(tile, acc, scratch)
         out[records] = acc.T
         start = stop
     long = np.flatnonzero(lengths > LONG_RECORD)
     if long.size:
-        _long_records(tokens, offsets[long], lengths[long], long, permute, scratch, out)
+        buffer = scratch[: num_perm * BLOCK_WIDTH].reshape(num_perm, BLOCK_WIDTH)
+        _long_records(tokens, offsets[long], lengths[long], long, permute, buffer, out)
 
 
 def _one_block(
