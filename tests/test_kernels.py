@@ -335,6 +335,19 @@ def test_tiles_of_any_shape_fold_to_the_reference(scheme, tile_records, tile_cel
     assert out.tolist() == expected
 
 
+@pytest.mark.parametrize("scheme", ["affine32", "mersenne61"])
+def test_tiles_padded_well_past_their_tokens_fold_to_the_reference(scheme):
+    # Few permutations and many records of uneven length: a tile's padded
+    # cells, times the permutations folded at once, outgrow both the tokens
+    # and a permutation block, and the scratch must still hold them.
+    rng = np.random.default_rng(17)
+    lengths = rng.integers(1, 21, 600).tolist()
+    sets = [rng.integers(0, 2**63, n, dtype=np.uint64).tolist() for n in lengths]
+    tokens, offsets, permute, out, expected = _signing_inputs(scheme, sets, 4)
+    minhash.minhash(tokens, offsets, permute, out)
+    assert out.tolist() == expected
+
+
 def test_long_records_are_permuted_in_full_width_blocks():
     # The cost per token must not grow with the record length: 220 records of
     # 10,000 tokens take as many full-width permutation calls as their tokens

@@ -52,9 +52,11 @@ ONE_BLOCK_TOKENS = BLOCK_WIDTH
 class Permute(Protocol):
     """A hash family's permutations over blocks of tokens and over tiles."""
 
-    #: Records per tile, and the most padded cells (records × length) a tile holds.
+    #: Records per tile, and the most padded cells (records × length) a tile
+    #: holds; ``fold`` takes ``group`` scratch cells per tile cell.
     tile_records: int
     tile_cells: int
+    group: int
 
     def __call__(self, x: npt.NDArray, out: npt.NDArray) -> npt.NDArray:
         """Write ``out[j, i] = h_j(x[i])`` (``out`` is ``(num_perm, x.size)``)."""
@@ -64,7 +66,7 @@ class Permute(Protocol):
         """Write ``out[j, i] = min_p h_j(tile[p, i])``.
 
         ``out`` is ``(num_perm, records)``; ``scratch`` holds at least
-        ``tile_cells`` values (and ``num_perm * tile_records``) of ``out``'s dtype.
+        ``group * tile.size`` and ``out.size`` values of ``out``'s dtype.
         """
         ...
 
@@ -103,26 +105,32 @@ def reduce_mersenne61(values: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
 class Affine32:
     """``h_j(x) = (a[j] * x + b[j]) mod 2**32`` on uint32 tokens."""
 
-    #: A tile is folded one permutation at a time, three numpy calls per
-    #: permutation. Wide tiles amortise the calls, and each call must be long
-    #: enough for threads to overlap: a thread gives the GIL up for the call
-    #: and must win it back for the next, so calls of ~10 us (1,024-record
-    #: tiles) ran no faster on two threads than on one. make_customers text,
-    #: 500k records, signing only, one thread / two threads: 0.92 / 0.97 s at
-    #: 1,024 records and 64 Ki cells per tile, 0.87 / 0.60 s at 4,096 records
-    #: and 128 Ki cells, 0.96 / 0.61 s at 8,192 and 256 Ki (the token position
-    #: by position fold took 1.15 s on one thread).
-    tile_records = 4096
-    tile_cells = 1 << 17
+    #: A tile is folded a group of permutations at a time, three numpy calls
+    #: per group. Each call must be long for threads to overlap: a thread gives
+    #: the GIL up for the call and must win it back for the next, so calls of
+    #: ~10 us ran no faster on two threads than on one. A group's values (4 x
+    #: 64 Ki uint32 cells, 1 MiB) stay in L2, and short values (8-token phone
+    #: numbers) fill a tile of 8,192 records. 1M make_customers records on the
+    #: 2-core Intel VM, ``sign_array`` on two threads, best of 3, two rounds:
+    #:
+    #: - token position by position, 512-record tiles: record text 2.3 s;
+    #: - one permutation at a time, 4,096 records and 128 Ki cells a tile:
+    #:   record text 1.81-1.94 s, phone 0.62-0.63 s, email 1.07-1.13 s;
+    #: - groups of 4 over 64 Ki cells: record text 1.71-1.86 s, phone
+    #:   0.37-0.44 s, email 0.92-0.94 s (groups of 2, or 128 Ki cells, were
+    #:   no better).
+    group = 4
+    tile_records = 1 << 15
+    tile_cells = 1 << 16
 
     def __init__(self, a: npt.NDArray[np.uint32], b: npt.NDArray[np.uint32]) -> None:
-        self.a, self.b = a, b
         self._a_block = np.ascontiguousarray(
             np.broadcast_to(a[:, None], (a.size, BLOCK_WIDTH))
         )
         self._b_block = np.ascontiguousarray(
             np.broadcast_to(b[:, None], (b.size, BLOCK_WIDTH))
         )
+        self._a_tiles, self._b_tiles = a[:, None, None], b[:, None, None]
 
     def __call__(self, x: npt.NDArray, out: npt.NDArray) -> npt.NDArray:
         width = x.size
@@ -132,11 +140,13 @@ class Affine32:
         return out
 
     def fold(self, tile: npt.NDArray, out: npt.NDArray, scratch: npt.NDArray) -> None:
-        values = scratch[: tile.size].reshape(tile.shape)
-        for j, (a, b) in enumerate(zip(self.a, self.b, strict=True)):
-            np.multiply(tile, a, out=values)
-            np.add(values, b, out=values)
-            np.minimum.reduce(values, axis=0, out=out[j])
+        num_perm = out.shape[0]
+        for j in range(0, num_perm, self.group):
+            stop = min(j + self.group, num_perm)
+            values = scratch[: (stop - j) * tile.size].reshape(stop - j, *tile.shape)
+            np.multiply(tile[None], self._a_tiles[j:stop], out=values)
+            np.add(values, self._b_tiles[j:stop], out=values)
+            np.minimum.reduce(values, axis=1, out=out[j:stop])
 
 
 def affine32_permute(a: npt.NDArray[np.uint32], b: npt.NDArray[np.uint32]) -> Affine32:
@@ -155,6 +165,7 @@ class Mersenne61:
 
     tile_records = BLOCK_WIDTH
     tile_cells = 1 << 16
+    group = 1
 
     def __init__(self, a: npt.NDArray[np.uint64], b: npt.NDArray[np.uint64]) -> None:
         self._a_high = (a >> np.uint64(32))[:, None]
@@ -218,10 +229,19 @@ def minhash(
     sorted_lengths = lengths[order]
     num_perm = out.shape[1]
     tile_records, tile_cells = permute.tile_records, permute.tile_cells
-    running = np.empty((num_perm, tile_records), dtype=out.dtype)
+    # The widest tile: of the shortest records, as many as tile_cells allows.
+    shortest = int(sorted_lengths[0]) if order.size else 1
+    widest = min(tile_records, order.size, max(1, tile_cells // shortest))
+    running = np.empty((num_perm, widest), dtype=out.dtype)
     # A tile holds at most tile_cells values, or one record of at most
     # LONG_RECORD; a block (long records, mersenne61's fold) num_perm rows.
-    cells = max(tile_cells, LONG_RECORD, num_perm * max(tile_records, BLOCK_WIDTH))
+    longest = int(sorted_lengths[-1]) if order.size else 0
+    tile_most = min(max(tile_cells, LONG_RECORD), longest * order.size)
+    cells = max(
+        permute.group * tile_most,
+        num_perm * widest,
+        num_perm * BLOCK_WIDTH,
+    )
     scratch = np.empty(cells, dtype=out.dtype)
     start, count = 0, order.size
     while start < count:
