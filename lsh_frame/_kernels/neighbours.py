@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from lsh_frame._kernels.ranges import expand
+from lsh_frame._kernels.ranges import positions
 
 __all__ = [
     "SLICE",
@@ -319,18 +319,24 @@ def neighbour_lists(
     """
     lo, hi = np.searchsorted(query_records, [first, stop])
     records, tokens = query_records[lo:hi], query_tokens[lo:hi]
-    owner, position = expand(postings.starts[tokens], postings.counts[tokens])
+    counts = postings.counts[tokens]
     # A pair code is (query << index_bits) | neighbour: it sorts as the pair
     # (query, neighbour) and splits with a shift and a mask.
     index_bits = max(int(n_index - 1).bit_length(), 1)
     if (stop - first) << index_bits >= 1 << CODE_BITS:
         raise ValueError("neighbour_lists: chunk too large for the pair code")
-    packed = (records - first).astype(np.uint64)[owner]
-    packed <<= np.uint64(index_bits)
-    packed |= postings.records[position].astype(np.uint64)
-    packed <<= np.uint64(WEIGHT_BITS)
-    packed |= weights[tokens[owner]]
-    del owner, position
+    # Each look-up token's query and weight, packed once and repeated over
+    # its postings (a repeat, not two gathers through each posting's owner).
+    query_and_weight = (records - first).astype(np.uint64)
+    query_and_weight <<= np.uint64(index_bits + WEIGHT_BITS)
+    query_and_weight |= weights[tokens]
+    packed = np.repeat(query_and_weight, counts)
+    del query_and_weight
+    neighbours = postings.records[positions(postings.starts[tokens], counts)]
+    neighbour_codes = neighbours.view(np.uint64)  # records are non-negative
+    neighbour_codes <<= np.uint64(WEIGHT_BITS)
+    packed |= neighbour_codes
+    del neighbours, neighbour_codes
     packed.sort()
     codes = packed >> np.uint64(WEIGHT_BITS)
     starts = np.flatnonzero(run_starts(codes))

@@ -18,9 +18,22 @@ def expand(
     ([0, 0, 1, 1, 1], [10, 11, 3, 4, 5])
     """
     owner = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
+    return owner, positions(starts, counts)
+
+
+def positions(
+    starts: npt.NDArray[np.int64], counts: npt.NDArray[np.int64]
+) -> npt.NDArray[np.int64]:
+    """Return the elements of ranges ``[start, start + count)``, back to back.
+
+    Examples
+    --------
+    >>> positions(np.array([10, 3]), np.array([2, 3])).tolist()
+    [10, 11, 3, 4, 5]
+    """
     # Element j of range i sits at starts[i] + (j - offsets[i]): one repeat of
-    # the per-range shift instead of two gathers through owner.
-    shift = starts - (np.cumsum(counts) - counts)
-    position = np.repeat(shift, counts)
-    position += np.arange(owner.size, dtype=np.int64)
-    return owner, position
+    # the per-range shift instead of two gathers through the owners.
+    ends = np.cumsum(counts)
+    position = np.repeat(starts - (ends - counts), counts)
+    position += np.arange(int(ends[-1]) if ends.size else 0, dtype=np.int64)
+    return position
