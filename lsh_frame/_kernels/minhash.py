@@ -4,11 +4,12 @@ The work is ``tokens × num_perm`` hash evaluations, so the layout decides the
 speed. Short records are sorted by token count and cut into tiles of similar
 length; a tile is a dense ``(length, records)`` matrix, padded with each
 record's own first token (which cannot change a minimum). The family folds a
-tile into its ``(num_perm, records)`` minima: affine32 one permutation at a
-time over the whole tile (a multiply and an add by scalars, then one minimum
-down the tile's rows: two and a half passes over the tile per permutation),
-mersenne61 one token position at a time (a ``(num_perm, records)`` block of
-permuted values folded into a running minimum). Long records would get tiles
+tile into its ``(num_perm, records)`` minima: affine32 a few permutations at
+a time over the whole tile (a multiply and an add, then one minimum down the
+tile's rows: two and a half passes over the tile per permutation, in calls
+long enough for threads to overlap), mersenne61 one token position at a time
+(a ``(num_perm, records)`` block of permuted values folded into a running
+minimum). Long records would get tiles
 of few records, so that every call works on a narrow block and the cost per
 token grows with the length; instead their tokens are taken as one stream,
 cut into full-width blocks, and each block's ``(num_perm, width)`` values are
