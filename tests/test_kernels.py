@@ -288,12 +288,17 @@ def test_long_record_signatures_match_a_plain_reference(scheme, lengths):
 @pytest.mark.parametrize("scheme", ["affine32", "mersenne61"])
 def test_blocks_holding_many_records_match_the_reference(scheme, monkeypatch):
     # With a low cut every record takes the block path, so one block holds
-    # the ends and starts of many records of all lengths.
-    monkeypatch.setattr(minhash, "LONG_RECORD", 0)
+    # the ends and starts of many records of all lengths (and, with narrow
+    # blocks, records run on over many blocks).
     rng = np.random.default_rng(11)
     lengths = [*rng.integers(0, 40, 300).tolist(), 1_300, 3, 700]
     sets = [rng.integers(0, 2**63, n, dtype=np.uint64).tolist() for n in lengths]
     tokens, offsets, permute, out, expected = _signing_inputs(scheme, sets)
+    permute.long_record = 0
+    minhash.minhash(tokens, offsets, permute, out)
+    assert out.tolist() == expected
+    permute.block_width = 37
+    out[:] = 0
     minhash.minhash(tokens, offsets, permute, out)
     assert out.tolist() == expected
 
@@ -305,13 +310,13 @@ def test_a_few_records_sign_alike_in_one_block_and_in_tiles(
 ):
     # A few records (a batch of new ones) are signed in one block of all
     # their tokens; the tiles must give exactly the same signatures.
-    if not one_block:
-        monkeypatch.setattr(minhash, "ONE_BLOCK_TOKENS", -1)
     rng = np.random.default_rng(13)
-    lengths = [0, 64, 1, 0, 30, 200, 2, 0]  # one long record (> LONG_RECORD)
+    lengths = [0, 64, 1, 0, 30, 200, 2, 0]  # one long record (for mersenne61)
     sets = [rng.integers(0, 2**63, n, dtype=np.uint64).tolist() for n in lengths]
     tokens, offsets, permute, out, expected = _signing_inputs(scheme, sets)
-    assert offsets[-1] <= minhash.BLOCK_WIDTH
+    assert offsets[-1] <= minhash.ONE_BLOCK_TOKENS
+    if not one_block:
+        monkeypatch.setattr(minhash, "ONE_BLOCK_TOKENS", -1)
     minhash.minhash(tokens, offsets, permute, out)
     assert out.tolist() == expected
     # A slice of a larger CSR (offsets not starting at 0) too.
@@ -348,24 +353,32 @@ def test_tiles_padded_well_past_their_tokens_fold_to_the_reference(scheme):
     assert out.tolist() == expected
 
 
-def test_long_records_are_permuted_in_full_width_blocks():
+@pytest.mark.parametrize("scheme", ["affine32", "mersenne61"])
+def test_long_records_are_permuted_in_full_width_blocks(scheme):
     # The cost per token must not grow with the record length: 220 records of
-    # 10,000 tokens take as many full-width permutation calls as their tokens
-    # fill, not one narrow call per token position.
+    # 10,000 tokens are reduced in blocks at least half full (no padding, at
+    # most twice as many as full blocks), not one narrow call per position.
     lengths = [10_000] * 220
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    tokens = np.random.default_rng(2).integers(0, 2**32, offsets[-1], dtype=np.uint32)
+    values = np.random.default_rng(2).integers(0, 2**63, offsets[-1], dtype=np.uint64)
     widths = []
+    if scheme == "affine32":
+        family, tokens = minhash.Affine32, minhash.fold32(values)
+        parameters, dtype = minhash.affine32_parameters(1, 128), np.uint32
+    else:
+        family, tokens = minhash.Mersenne61, minhash.reduce_mersenne61(values)
+        parameters, dtype = minhash.mersenne61_parameters(1, 128), np.uint64
 
-    class Counted(minhash.Affine32):
-        def __call__(self, x, out):
-            widths.append(x.size)
-            return super().__call__(x, out)
+    class Counted(family):
+        def reduce(self, rows, dtype):
+            widths.append(rows.size)
+            return super().reduce(rows, dtype)
 
-    counted = Counted(*minhash.affine32_parameters(1, 128))
-    minhash.minhash(tokens, offsets, counted, np.zeros((220, 128), np.uint32))
+    counted = Counted(*parameters)
+    minhash.minhash(tokens, offsets, counted, np.zeros((220, 128), dtype))
     assert sum(widths) == offsets[-1]
-    assert len(widths) == -(-int(offsets[-1]) // minhash.BLOCK_WIDTH)
+    assert len(widths) <= 2 * -(-int(offsets[-1]) // counted.block_width)
+    assert min(widths[:-1]) >= counted.block_width // 2
 
 
 def test_more_permutations_than_a_tile_holds():

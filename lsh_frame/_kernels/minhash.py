@@ -33,41 +33,47 @@ MERSENNE_61 = np.uint64((1 << 61) - 1)
 _LOW32 = np.uint64(0xFFFFFFFF)
 _LOW29 = np.uint64((1 << 29) - 1)
 
-#: Width of a permutation block (tokens permuted at once by ``permute``): four
-#: (num_perm, width) uint32 blocks of 128 rows fill 1 MiB, which stays in a
-#: typical L2 cache.
+#: Width of a mersenne61 permutation block (tokens permuted at once): its
+#: (num_perm, width) uint64 temporaries of 128 rows stay in a typical L2 cache.
 BLOCK_WIDTH = 512
-#: Records longer than this are reduced in blocks of their tokens instead of slot
-#: by slot (see :func:`_long_records`). Tiles of longer records hold fewer than
-#: ``tile_cells // LONG_RECORD`` records, and their narrow blocks cost more per
-#: token than the blocks (measured: the same per token up to 128 tokens, twice as
-#: much from 256; see benchmarks/README.md, "Long values").
+#: mersenne61 signs records longer than this in blocks of their tokens instead
+#: of slot by slot (see :func:`_long_records`): tiles of longer records hold
+#: fewer than ``tile_cells // LONG_RECORD`` records, and their narrow blocks
+#: cost more per token than the blocks (measured: the same per token up to 128
+#: tokens, twice as much from 256; see benchmarks/README.md, "Long values").
 LONG_RECORD = 128
 #: Records whose tokens number at most this many in all are signed in one
-#: block (see :func:`_one_block`; at most a permutation block's width): one
-#: record of 64 tokens took 64 tile passes of four numpy calls each (0.35 ms),
-#: one block takes five calls (0.013 ms).
-ONE_BLOCK_TOKENS = BLOCK_WIDTH
+#: block (see :func:`_one_block`): one record of 64 tokens took 64 tile passes
+#: of four numpy calls each (0.35 ms), one block takes five calls (0.013 ms).
+ONE_BLOCK_TOKENS = 512
 
 
 class Permute(Protocol):
     """A hash family's permutations over blocks of tokens and over tiles."""
 
     #: Records per tile, and the most padded cells (records × length) a tile
-    #: holds; ``fold`` takes ``group`` scratch cells per tile cell.
+    #: holds; ``fold`` takes ``group`` scratch cells per tile cell. Records of
+    #: more than ``long_record`` tokens are signed from a stream of their
+    #: tokens cut into blocks of ``block_width`` (see :func:`_long_records`).
     tile_records: int
     tile_cells: int
     group: int
-
-    def __call__(self, x: npt.NDArray, out: npt.NDArray) -> npt.NDArray:
-        """Write ``out[j, i] = h_j(x[i])`` (``out`` is ``(num_perm, x.size)``)."""
-        ...
+    long_record: int
+    block_width: int
 
     def fold(self, tile: npt.NDArray, out: npt.NDArray, scratch: npt.NDArray) -> None:
         """Write ``out[j, i] = min_p h_j(tile[p, i])``.
 
         ``out`` is ``(num_perm, records)``; ``scratch`` holds at least
         ``group * tile.size`` and ``out.size`` values of ``out``'s dtype.
+        """
+        ...
+
+    def reduce(self, rows: npt.NDArray, dtype: npt.DTypeLike) -> npt.NDArray:
+        """Return ``out[j, k] = min_p h_j(rows[k, p])``, shape ``(num_perm, pieces)``.
+
+        ``rows`` is ``(pieces, length)``: each piece's tokens padded with its
+        first (see :func:`padded_rows`).
         """
         ...
 
@@ -123,22 +129,21 @@ class Affine32:
     group = 4
     tile_records = 1 << 15
     tile_cells = 1 << 16
+    #: Records longer than this are signed in blocks (:func:`_long_records`):
+    #: a tile of 64 Ki cells holds too few of them for the minimum down its
+    #: rows to run over wide rows. Word-like text, 30M characters in values of
+    #: 150 to 10,000 characters, ``lf.minhash`` on two threads: 1.0-1.1 s for
+    #: every length with this cut; 1.2-1.3 s at 150-300 characters with a cut
+    #: at 128 tokens; 1.2-1.4 s at 600-1,200 with a cut at 2,048. Before, with
+    #: narrow blocks reduced by ``np.minimum.reduceat`` (which holds the GIL),
+    #: values over 128 tokens took 3.0-3.6 s, more than on one thread.
+    long_record = 512
+    #: A block of this many cells, a group of permutations at a time, is
+    #: 128 Ki values (512 KiB) a call.
+    block_width = 1 << 15
 
     def __init__(self, a: npt.NDArray[np.uint32], b: npt.NDArray[np.uint32]) -> None:
-        self._a_block = np.ascontiguousarray(
-            np.broadcast_to(a[:, None], (a.size, BLOCK_WIDTH))
-        )
-        self._b_block = np.ascontiguousarray(
-            np.broadcast_to(b[:, None], (b.size, BLOCK_WIDTH))
-        )
         self._a_tiles, self._b_tiles = a[:, None, None], b[:, None, None]
-
-    def __call__(self, x: npt.NDArray, out: npt.NDArray) -> npt.NDArray:
-        width = x.size
-        np.copyto(out, x[None, :])
-        np.multiply(out, self._a_block[:, :width], out=out)
-        np.add(out, self._b_block[:, :width], out=out)
-        return out
 
     def fold(self, tile: npt.NDArray, out: npt.NDArray, scratch: npt.NDArray) -> None:
         num_perm = out.shape[0]
@@ -148,6 +153,19 @@ class Affine32:
             np.multiply(tile[None], self._a_tiles[j:stop], out=values)
             np.add(values, self._b_tiles[j:stop], out=values)
             np.minimum.reduce(values, axis=1, out=out[j:stop])
+
+    def reduce(self, rows: npt.NDArray, dtype: npt.DTypeLike) -> npt.NDArray:
+        num_perm = self._a_tiles.shape[0]
+        minima = np.empty((num_perm, rows.shape[0]), dtype=dtype)
+        scratch = np.empty(self.group * rows.size, dtype=dtype)
+        for j in range(0, num_perm, self.group):
+            stop = min(j + self.group, num_perm)
+            values = scratch[: (stop - j) * rows.size].reshape(stop - j, *rows.shape)
+            np.multiply(rows[None], self._a_tiles[j:stop], out=values)
+            np.add(values, self._b_tiles[j:stop], out=values)
+            # Not np.minimum.reduceat over the pieces: it holds the GIL.
+            np.minimum.reduce(values, axis=2, out=minima[j:stop])
+        return minima
 
 
 def affine32_permute(a: npt.NDArray[np.uint32], b: npt.NDArray[np.uint32]) -> Affine32:
@@ -167,6 +185,8 @@ class Mersenne61:
     tile_records = BLOCK_WIDTH
     tile_cells = 1 << 16
     group = 1
+    long_record = LONG_RECORD
+    block_width = BLOCK_WIDTH
 
     def __init__(self, a: npt.NDArray[np.uint64], b: npt.NDArray[np.uint64]) -> None:
         self._a_high = (a >> np.uint64(32))[:, None]
@@ -174,6 +194,7 @@ class Mersenne61:
         self._b_column = b[:, None]
 
     def __call__(self, x: npt.NDArray, out: npt.NDArray) -> npt.NDArray:
+        """Write ``out[j, i] = h_j(x[i])`` (``out`` is ``(num_perm, x.size)``)."""
         a_high, a_low = self._a_high, self._a_low
         x_high = (x >> np.uint64(32))[None, :]
         x_low = (x & _LOW32)[None, :]
@@ -192,6 +213,11 @@ class Mersenne61:
         self(tile[0], out)
         for position in range(1, tile.shape[0]):
             np.minimum(out, self(tile[position], buffer), out=out)
+
+    def reduce(self, rows: npt.NDArray, dtype: npt.DTypeLike) -> npt.NDArray:
+        num_perm = self._a_low.shape[0]
+        values = self(rows.reshape(-1), np.empty((num_perm, rows.size), dtype=dtype))
+        return np.minimum.reduce(values.reshape(num_perm, *rows.shape), axis=2)
 
 
 def mersenne61_permute(
@@ -225,7 +251,8 @@ def minhash(
     if offsets[-1] - offsets[0] <= ONE_BLOCK_TOKENS:
         _one_block(tokens, offsets, lengths, permute, out)
         return
-    short = np.flatnonzero((lengths > 0) & (lengths <= LONG_RECORD))
+    long_record = permute.long_record
+    short = np.flatnonzero((lengths > 0) & (lengths <= long_record))
     order = short[np.argsort(lengths[short], kind="stable")]
     sorted_lengths = lengths[order]
     num_perm = out.shape[1]
@@ -235,15 +262,10 @@ def minhash(
     widest = min(tile_records, order.size, max(1, tile_cells // shortest))
     running = np.empty((num_perm, widest), dtype=out.dtype)
     # A tile holds at most tile_cells values, or one record of at most
-    # LONG_RECORD; a block (long records, mersenne61's fold) num_perm rows.
+    # long_record tokens; mersenne61's fold takes a (num_perm, widest) block.
     longest = int(sorted_lengths[-1]) if order.size else 0
-    tile_most = min(max(tile_cells, LONG_RECORD), longest * order.size)
-    cells = max(
-        permute.group * tile_most,
-        num_perm * widest,
-        num_perm * BLOCK_WIDTH,
-    )
-    scratch = np.empty(cells, dtype=out.dtype)
+    tile_most = min(max(tile_cells, long_record), longest * order.size)
+    scratch = np.empty(max(permute.group * tile_most, num_perm * widest), out.dtype)
     start, count = 0, order.size
     while start < count:
         stop = min(start + tile_records, count)
@@ -260,10 +282,9 @@ def minhash(
         permute.fold(tile, acc, scratch)
         out[records] = acc.T
         start = stop
-    long = np.flatnonzero(lengths > LONG_RECORD)
+    long = np.flatnonzero(lengths > long_record)
     if long.size:
-        buffer = scratch[: num_perm * BLOCK_WIDTH].reshape(num_perm, BLOCK_WIDTH)
-        _long_records(tokens, offsets[long], lengths[long], long, permute, buffer, out)
+        _long_records(tokens, offsets[long], lengths[long], long, permute, out)
 
 
 def _one_block(
@@ -275,17 +296,27 @@ def _one_block(
 ) -> None:
     """Signatures of records whose tokens all fit one block, in one pass.
 
-    The records' tokens lie back to back, so the block is one slice of
-    ``tokens``; its permuted values are reduced per record (the minima are the
-    ones the tiles find: the same values, compared in another order).
+    The records' tokens, padded to the longest, are permuted and reduced per
+    record (the minima are the ones the tiles find: the same values, compared
+    in another order).
     """
     filled = np.flatnonzero(lengths > 0)
     if not filled.size:
         return
-    block = tokens[offsets[0] : offsets[-1]]
-    values = permute(block, np.empty((out.shape[1], block.size), dtype=out.dtype))
-    minima = np.minimum.reduceat(values, offsets[filled] - offsets[0], axis=1)
-    out[filled] = minima.T
+    rows = padded_rows(tokens, offsets[filled], lengths[filled])
+    out[filled] = permute.reduce(rows, out.dtype).T
+
+
+def padded_rows(
+    tokens: npt.NDArray, begins: npt.NDArray[np.int64], sizes: npt.NDArray[np.int64]
+) -> npt.NDArray:
+    """Return the pieces ``tokens[begin : begin + size]`` as rows of one matrix.
+
+    Each row is padded to the longest with its piece's first token, which
+    cannot change a minimum. Sizes must be positive.
+    """
+    slot = np.arange(int(sizes.max()))[None, :]
+    return tokens[begins[:, None] + np.where(slot < sizes[:, None], slot, 0)]
 
 
 def _long_records(
@@ -294,49 +325,40 @@ def _long_records(
     lengths: npt.NDArray[np.int64],
     rows: npt.NDArray[np.int64],
     permute: Permute,
-    buffer: npt.NDArray,
     out: npt.NDArray,
 ) -> None:
-    """Signatures of long records, from their tokens in blocks of one width.
+    """Signatures of long records, from pieces of at most one block's width.
 
-    The records' tokens are taken as one stream and cut into blocks of
-    ``buffer``'s width, whatever the records' lengths: a block's permuted
-    ``(num_perm, width)`` values are reduced to one minimum per record piece
-    (``np.minimum.reduceat``), and a record that runs on from the block before
-    folds its piece into the minimum it has so far. So the cost per token is
-    that of full-width blocks, and memory stays at one block.
+    Each record is cut into pieces of the family's ``block_width`` tokens (the
+    last one shorter). The pieces, sorted by size, go in blocks of about
+    ``block_width`` cells: one full piece, or many short ones side by side as
+    the rows of a matrix padded to the longest (a minimum along rows reduces
+    them: ``np.minimum.reduceat`` over a flat stream would hold the GIL). A
+    record's pieces fold into one running minimum. So the cost per token is
+    that of full-width blocks, whatever the records' lengths, and memory stays
+    at about one block. A block never holds two pieces of one record: pieces
+    of one record are full but for the last.
     """
-    width = buffer.shape[1]
-    ends = np.cumsum(lengths)
-    begins = ends - lengths
-    total = int(ends[-1])
-    first = 0  # the first record that reaches into the current block
-    for block_start in range(0, total, width):
-        block_stop = min(block_start + width, total)
-        while ends[first] <= block_start:
-            first += 1
-        last = first + int(np.searchsorted(begins[first:], block_stop))
-        piece_begins = np.maximum(begins[first:last], block_start)
-        piece_ends = np.minimum(ends[first:last], block_stop)
-        token_begins = starts[first:last] + (piece_begins - begins[first:last])
-        if last - first == 1:
-            block = tokens[token_begins[0] : token_begins[0] + block_stop - block_start]
-        else:
-            block = np.concatenate(
-                [
-                    tokens[begin : begin + size]
-                    for begin, size in zip(
-                        token_begins.tolist(),
-                        (piece_ends - piece_begins).tolist(),
-                        strict=True,
-                    )
-                ]
-            )
-        values = permute(block, buffer[:, : block.size])
-        minima = np.minimum.reduceat(values, piece_begins - block_start, axis=1)
-        targets = rows[first:last]
-        if begins[first] < block_start:  # runs on from the block before
-            np.minimum(out[targets[0]], minima[:, 0], out=out[targets[0]])
-            out[targets[1:]] = minima[:, 1:].T
-        else:
-            out[targets] = minima.T
+    width = permute.block_width
+    counts = -(-lengths // width)
+    record = np.repeat(np.arange(lengths.size), counts)
+    first_piece = np.cumsum(counts) - counts
+    offset = (np.arange(record.size) - first_piece[record]) * width
+    begins = starts[record] + offset
+    sizes = np.minimum(lengths[record] - offset, width)
+    order = np.argsort(sizes, kind="stable")
+    signed = np.full((lengths.size, out.shape[1]), np.iinfo(out.dtype).max, out.dtype)
+    start = 0
+    while start < order.size:
+        stop = min(start + max(1, width // int(sizes[order[start]])), order.size)
+        longest = int(sizes[order[stop - 1]])
+        if longest * (stop - start) > width:
+            stop = start + max(1, width // longest)
+        chosen = order[start:stop]
+        minima = permute.reduce(
+            padded_rows(tokens, begins[chosen], sizes[chosen]), out.dtype
+        )
+        held = record[chosen]
+        signed[held] = np.minimum(signed[held], minima.T)
+        start = stop
+    out[rows] = signed
