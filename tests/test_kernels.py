@@ -381,6 +381,50 @@ def test_long_records_are_permuted_in_full_width_blocks(scheme):
     assert min(widths[:-1]) >= counted.block_width // 2
 
 
+@pytest.mark.parametrize("scheme", ["affine32", "mersenne61"])
+def test_short_pieces_share_a_block_behind_long_ones(scheme):
+    # Records one token longer than a block leave 1-token tails; sorted first,
+    # they fill one block together even though full pieces follow them.
+    rng = np.random.default_rng(19)
+    lengths = [17] * 10 + [16] * 40
+    sets = [rng.integers(0, 2**63, n, dtype=np.uint64).tolist() for n in lengths]
+    tokens, offsets, permute, out, expected = _signing_inputs(scheme, sets, 8)
+    widths = []
+    reduce = permute.reduce
+
+    def counted(rows, dtype):
+        widths.append(rows.shape)
+        return reduce(rows, dtype)
+
+    permute.reduce = counted
+    permute.long_record, permute.block_width = 0, 16
+    minhash.minhash(tokens, offsets, permute, out)
+    assert out.tolist() == expected
+    assert widths == [(10, 1)] + [(1, 16)] * 50
+
+
+@pytest.mark.parametrize("scheme", ["affine32", "mersenne61"])
+def test_a_batch_padded_far_past_its_tokens_is_signed_in_tiles(scheme):
+    # Few tokens in all, but one long record among many of one token: one
+    # block padded to the longest would hold 257 x 256 cells.
+    rng = np.random.default_rng(23)
+    lengths = [1] * 256 + [100]
+    sets = [rng.integers(0, 2**63, n, dtype=np.uint64).tolist() for n in lengths]
+    tokens, offsets, permute, out, expected = _signing_inputs(scheme, sets)
+    assert offsets[-1] <= minhash.ONE_BLOCK_TOKENS
+    shapes = []
+    reduce = permute.reduce
+
+    def counted(rows, dtype):
+        shapes.append(rows.shape)
+        return reduce(rows, dtype)
+
+    permute.reduce = counted
+    minhash.minhash(tokens, offsets, permute, out)
+    assert out.tolist() == expected
+    assert (len(lengths), max(lengths)) not in shapes  # not one padded block
+
+
 def test_more_permutations_than_a_tile_holds():
     values, offsets = to_csr([[1, 2, 3], [4]])
     a, b = minhash.affine32_parameters(1, 300)

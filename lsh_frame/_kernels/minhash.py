@@ -4,22 +4,22 @@ The work is ``tokens × num_perm`` hash evaluations, so the layout decides the
 speed. Short records are sorted by token count and cut into tiles of similar
 length; a tile is a dense ``(length, records)`` matrix, padded with each
 record's own first token (which cannot change a minimum). The family folds a
-tile into its ``(num_perm, records)`` minima: affine32 a few permutations at
-a time over the whole tile (a multiply and an add, then one minimum down the
-tile's rows: two and a half passes over the tile per permutation, in calls
-long enough for threads to overlap), mersenne61 one token position at a time
-(a ``(num_perm, records)`` block of permuted values folded into a running
-minimum). Long records would get tiles
-of few records, so that every call works on a narrow block and the cost per
-token grows with the length; instead their tokens are taken as one stream,
-cut into full-width blocks, and each block's ``(num_perm, width)`` values are
-reduced per record piece. When all the records' tokens fit one block (a batch
-of a few new records), that one block is the whole work: a tile would take
-one narrow pass per token position of the longest record. Every numpy call
-works on contiguous operands (or scalars) that fit in the L2 cache — numpy's
-vectorised loops skip broadcast operands, so the blocks' constants are
-pre-broadcast once — and releases the GIL, so chunks of rows run in parallel
-threads.
+tile into its ``(num_perm, records)`` minima: affine32 a group of permutations
+at a time over the whole tile (a multiply and an add, then one minimum down
+the tile's rows), mersenne61 one token position at a time (a
+``(num_perm, records)`` block of permuted values folded into a running
+minimum). Long records would get tiles of few records, so that every call
+works on a narrow block and the cost per token grows with the length;
+instead they are cut into pieces of at most one block, reduced side by side
+as the rows of a padded matrix (:func:`_long_records`). When a few short
+records hold few tokens in all (a batch of new records), they are reduced
+that way too, in one block (:func:`_one_block`).
+
+Every numpy call works on operands that fit in the L2 cache and releases the
+GIL, so chunks of rows run in parallel threads; and the calls are long, since
+a thread must win the GIL back after each one (calls of ~10 us ran no faster
+on two threads than on one). ``np.minimum.reduceat`` is not used: on 2-D
+arrays it holds the GIL.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ MERSENNE_61 = np.uint64((1 << 61) - 1)
 _LOW32 = np.uint64(0xFFFFFFFF)
 _LOW29 = np.uint64((1 << 29) - 1)
 
-#: Width of a mersenne61 permutation block (tokens permuted at once): its
-#: (num_perm, width) uint64 temporaries of 128 rows stay in a typical L2 cache.
+#: mersenne61's block width and tile width: its (num_perm, width) uint64
+#: temporaries of 128 rows stay in a typical L2 cache.
 BLOCK_WIDTH = 512
 #: mersenne61 signs records longer than this in blocks of their tokens instead
 #: of slot by slot (see :func:`_long_records`): tiles of longer records hold
@@ -42,31 +42,34 @@ BLOCK_WIDTH = 512
 #: cost more per token than the blocks (measured: the same per token up to 128
 #: tokens, twice as much from 256; see benchmarks/README.md, "Long values").
 LONG_RECORD = 128
-#: Records whose tokens number at most this many in all are signed in one
-#: block (see :func:`_one_block`): one record of 64 tokens took 64 tile passes
-#: of four numpy calls each (0.35 ms), one block takes five calls (0.013 ms).
+#: Records whose tokens number at most this many in all, and whose padded
+#: rows (records × the longest) hold at most ``ONE_BLOCK_CELLS``, are signed in
+#: one block (see :func:`_one_block`): for mersenne61 one record of 64 tokens
+#: took 64 tile passes of four numpy calls each (0.35 ms), one block takes
+#: five calls (0.013 ms). Rows padded further (one long record among many of
+#: one token) would cost more than the tiles.
 ONE_BLOCK_TOKENS = 512
+ONE_BLOCK_CELLS = 2048
+#: affine32 computes at most about this many values a call: a group of
+#: permutations over a tile or block (4 × 64 Ki), more permutations at once
+#: over a smaller one, so that a batch of one record of 64 tokens is signed
+#: in three calls, not 96.
+GROUP_VALUES = 1 << 18
 
 
 class Permute(Protocol):
     """A hash family's permutations over blocks of tokens and over tiles."""
 
     #: Records per tile, and the most padded cells (records × length) a tile
-    #: holds; ``fold`` takes ``group`` scratch cells per tile cell. Records of
-    #: more than ``long_record`` tokens are signed from a stream of their
-    #: tokens cut into blocks of ``block_width`` (see :func:`_long_records`).
+    #: holds. Records of more than ``long_record`` tokens are signed in pieces
+    #: of at most ``block_width`` tokens (see :func:`_long_records`).
     tile_records: int
     tile_cells: int
-    group: int
     long_record: int
     block_width: int
 
-    def fold(self, tile: npt.NDArray, out: npt.NDArray, scratch: npt.NDArray) -> None:
-        """Write ``out[j, i] = min_p h_j(tile[p, i])``.
-
-        ``out`` is ``(num_perm, records)``; ``scratch`` holds at least
-        ``group * tile.size`` and ``out.size`` values of ``out``'s dtype.
-        """
+    def fold(self, tile: npt.NDArray, out: npt.NDArray) -> None:
+        """Write ``out[j, i] = min_p h_j(tile[p, i])`` (``out``: num_perm × records)."""
         ...
 
     def reduce(self, rows: npt.NDArray, dtype: npt.DTypeLike) -> npt.NDArray:
@@ -126,10 +129,11 @@ class Affine32:
     #: - groups of 4 over 64 Ki cells: record text 1.71-1.86 s, phone
     #:   0.37-0.44 s, email 0.92-0.94 s (groups of 2, or 128 Ki cells, were
     #:   no better).
-    group = 4
-    tile_records = 1 << 15
+    #:
+    #: Tiles of shorter values hold more permutations a call (GROUP_VALUES).
+    tile_records = 1 << 13
     tile_cells = 1 << 16
-    #: Records longer than this are signed in blocks (:func:`_long_records`):
+    #: Records longer than this are signed in pieces (:func:`_long_records`):
     #: a tile of 64 Ki cells holds too few of them for the minimum down its
     #: rows to run over wide rows. Word-like text, 30M characters in values of
     #: 150 to 10,000 characters, ``lf.minhash`` on two threads: 1.0-1.1 s for
@@ -138,34 +142,37 @@ class Affine32:
     #: narrow blocks reduced by ``np.minimum.reduceat`` (which holds the GIL),
     #: values over 128 tokens took 3.0-3.6 s, more than on one thread.
     long_record = 512
-    #: A block of this many cells, a group of permutations at a time, is
-    #: 128 Ki values (512 KiB) a call.
+    #: Pieces of long records hold at most this many tokens, and a block of
+    #: pieces about this many cells.
     block_width = 1 << 15
 
     def __init__(self, a: npt.NDArray[np.uint32], b: npt.NDArray[np.uint32]) -> None:
-        self._a_tiles, self._b_tiles = a[:, None, None], b[:, None, None]
+        self._a = a[:, None, None]
+        self._b = b[:, None, None]
 
-    def fold(self, tile: npt.NDArray, out: npt.NDArray, scratch: npt.NDArray) -> None:
-        num_perm = out.shape[0]
-        for j in range(0, num_perm, self.group):
-            stop = min(j + self.group, num_perm)
-            values = scratch[: (stop - j) * tile.size].reshape(stop - j, *tile.shape)
-            np.multiply(tile[None], self._a_tiles[j:stop], out=values)
-            np.add(values, self._b_tiles[j:stop], out=values)
-            np.minimum.reduce(values, axis=1, out=out[j:stop])
+    def fold(self, tile: npt.NDArray, out: npt.NDArray) -> None:
+        self._minima(tile, 1, out)
 
     def reduce(self, rows: npt.NDArray, dtype: npt.DTypeLike) -> npt.NDArray:
-        num_perm = self._a_tiles.shape[0]
-        minima = np.empty((num_perm, rows.shape[0]), dtype=dtype)
-        scratch = np.empty(self.group * rows.size, dtype=dtype)
-        for j in range(0, num_perm, self.group):
-            stop = min(j + self.group, num_perm)
-            values = scratch[: (stop - j) * rows.size].reshape(stop - j, *rows.shape)
-            np.multiply(rows[None], self._a_tiles[j:stop], out=values)
-            np.add(values, self._b_tiles[j:stop], out=values)
-            # Not np.minimum.reduceat over the pieces: it holds the GIL.
-            np.minimum.reduce(values, axis=2, out=minima[j:stop])
+        minima = np.empty((self._a.shape[0], rows.shape[0]), dtype=dtype)
+        self._minima(rows, 2, minima)
         return minima
+
+    def _minima(self, cells: npt.NDArray, axis: int, out: npt.NDArray) -> None:
+        """Permute ``cells`` (2-D) and write the minima along ``axis`` into ``out``.
+
+        A group of permutations per call: as many as GROUP_VALUES allows, at
+        least four.
+        """
+        num_perm = self._a.shape[0]
+        group = min(num_perm, max(4, GROUP_VALUES // max(cells.size, 1)))
+        values = np.empty(group * cells.size, dtype=out.dtype)
+        for j in range(0, num_perm, group):
+            stop = min(j + group, num_perm)
+            block = values[: (stop - j) * cells.size].reshape(stop - j, *cells.shape)
+            np.multiply(cells[None], self._a[j:stop], out=block)
+            np.add(block, self._b[j:stop], out=block)
+            np.minimum.reduce(block, axis=axis, out=out[j:stop])
 
 
 def affine32_permute(a: npt.NDArray[np.uint32], b: npt.NDArray[np.uint32]) -> Affine32:
@@ -184,7 +191,6 @@ class Mersenne61:
 
     tile_records = BLOCK_WIDTH
     tile_cells = 1 << 16
-    group = 1
     long_record = LONG_RECORD
     block_width = BLOCK_WIDTH
 
@@ -208,8 +214,8 @@ class Mersenne61:
         out[...] = reduce_mersenne61(total)
         return out
 
-    def fold(self, tile: npt.NDArray, out: npt.NDArray, scratch: npt.NDArray) -> None:
-        buffer = scratch[: out.size].reshape(out.shape)
+    def fold(self, tile: npt.NDArray, out: npt.NDArray) -> None:
+        buffer = np.empty(out.shape, dtype=out.dtype)
         self(tile[0], out)
         for position in range(1, tile.shape[0]):
             np.minimum(out, self(tile[position], buffer), out=out)
@@ -242,13 +248,15 @@ def minhash(
         below 2**61 - 1 for mersenne61).
     offsets : ndarray of int64
         ``n + 1`` offsets into ``tokens``.
-    permute : callable
+    permute : Permute
         From :func:`affine32_permute` or :func:`mersenne61_permute`.
     out : ndarray, shape (n, num_perm)
         Receives the signatures; rows of empty records are left untouched.
     """
     lengths = np.diff(offsets)
-    if offsets[-1] - offsets[0] <= ONE_BLOCK_TOKENS:
+    if offsets[-1] - offsets[0] <= ONE_BLOCK_TOKENS and (
+        np.count_nonzero(lengths) * lengths.max(initial=0) <= ONE_BLOCK_CELLS
+    ):
         _one_block(tokens, offsets, lengths, permute, out)
         return
     long_record = permute.long_record
@@ -261,30 +269,37 @@ def minhash(
     shortest = int(sorted_lengths[0]) if order.size else 1
     widest = min(tile_records, order.size, max(1, tile_cells // shortest))
     running = np.empty((num_perm, widest), dtype=out.dtype)
-    # A tile holds at most tile_cells values, or one record of at most
-    # long_record tokens; mersenne61's fold takes a (num_perm, widest) block.
-    longest = int(sorted_lengths[-1]) if order.size else 0
-    tile_most = min(max(tile_cells, long_record), longest * order.size)
-    scratch = np.empty(max(permute.group * tile_most, num_perm * widest), out.dtype)
-    start, count = 0, order.size
-    while start < count:
-        stop = min(start + tile_records, count)
-        length = int(sorted_lengths[stop - 1])
-        if length * (stop - start) > tile_cells:
-            stop = start + max(1, tile_cells // length)
-            length = int(sorted_lengths[stop - 1])
+    start = 0
+    while start < order.size:
+        stop = start + _fitting(sorted_lengths[start:], tile_records, tile_cells)
         records = order[start:stop]
-        size = stop - start
-        slot = np.arange(length)[:, None]
+        slot = np.arange(int(sorted_lengths[stop - 1]))[:, None]
         padded = np.where(slot < sorted_lengths[start:stop][None, :], slot, 0)
         tile = tokens[offsets[records][None, :] + padded]
-        acc = running[:, :size]
-        permute.fold(tile, acc, scratch)
+        acc = running[:, : stop - start]
+        permute.fold(tile, acc)
         out[records] = acc.T
         start = stop
     long = np.flatnonzero(lengths > long_record)
     if long.size:
         _long_records(tokens, offsets[long], lengths[long], long, permute, out)
+
+
+def _fitting(sizes: npt.NDArray[np.int64], most: int, cells: int) -> int:
+    """How many of the first ``sizes`` (ascending) make one tile or block.
+
+    At most ``most`` of them, and they fill at most ``cells`` cells padded to
+    the longest (at least one, however long): the largest count ``c`` with
+    ``c * sizes[c - 1] <= cells``, by bisection (the product grows with ``c``).
+    """
+    low, high = 1, min(most, sizes.size)  # low always fits
+    while low < high:
+        middle = (low + high + 1) // 2
+        if middle * int(sizes[middle - 1]) <= cells:
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 def _one_block(
@@ -348,12 +363,10 @@ def _long_records(
     sizes = np.minimum(lengths[record] - offset, width)
     order = np.argsort(sizes, kind="stable")
     signed = np.full((lengths.size, out.shape[1]), np.iinfo(out.dtype).max, out.dtype)
+    sorted_sizes = sizes[order]
     start = 0
     while start < order.size:
-        stop = min(start + max(1, width // int(sizes[order[start]])), order.size)
-        longest = int(sizes[order[stop - 1]])
-        if longest * (stop - start) > width:
-            stop = start + max(1, width // longest)
+        stop = start + _fitting(sorted_sizes[start:], order.size, width)
         chosen = order[start:stop]
         minima = permute.reduce(
             padded_rows(tokens, begins[chosen], sizes[chosen]), out.dtype
