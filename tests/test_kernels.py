@@ -381,6 +381,19 @@ def test_long_records_are_permuted_in_full_width_blocks(scheme):
     assert min(widths[:-1]) >= counted.block_width // 2
 
 
+def _count_reductions(permute):
+    """Record the shape of every padded matrix ``permute`` reduces."""
+    shapes = []
+    reduce = permute.reduce
+
+    def counted(rows, dtype):
+        shapes.append(rows.shape)
+        return reduce(rows, dtype)
+
+    permute.reduce = counted
+    return shapes
+
+
 @pytest.mark.parametrize("scheme", ["affine32", "mersenne61"])
 def test_short_pieces_share_a_block_behind_long_ones(scheme):
     # Records one token longer than a block leave 1-token tails; sorted first,
@@ -389,14 +402,7 @@ def test_short_pieces_share_a_block_behind_long_ones(scheme):
     lengths = [17] * 10 + [16] * 40
     sets = [rng.integers(0, 2**63, n, dtype=np.uint64).tolist() for n in lengths]
     tokens, offsets, permute, out, expected = _signing_inputs(scheme, sets, 8)
-    widths = []
-    reduce = permute.reduce
-
-    def counted(rows, dtype):
-        widths.append(rows.shape)
-        return reduce(rows, dtype)
-
-    permute.reduce = counted
+    widths = _count_reductions(permute)
     permute.long_record, permute.block_width = 0, 16
     minhash.minhash(tokens, offsets, permute, out)
     assert out.tolist() == expected
@@ -412,14 +418,7 @@ def test_a_batch_padded_far_past_its_tokens_is_signed_in_tiles(scheme):
     sets = [rng.integers(0, 2**63, n, dtype=np.uint64).tolist() for n in lengths]
     tokens, offsets, permute, out, expected = _signing_inputs(scheme, sets)
     assert offsets[-1] <= minhash.ONE_BLOCK_TOKENS
-    shapes = []
-    reduce = permute.reduce
-
-    def counted(rows, dtype):
-        shapes.append(rows.shape)
-        return reduce(rows, dtype)
-
-    permute.reduce = counted
+    shapes = _count_reductions(permute)
     minhash.minhash(tokens, offsets, permute, out)
     assert out.tolist() == expected
     assert (len(lengths), max(lengths)) not in shapes  # not one padded block
