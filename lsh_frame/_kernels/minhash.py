@@ -29,6 +29,8 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from lsh_frame._kernels.ranges import expand
+
 MERSENNE_61 = np.uint64((1 << 61) - 1)
 _LOW32 = np.uint64(0xFFFFFFFF)
 _LOW29 = np.uint64((1 << 29) - 1)
@@ -273,9 +275,9 @@ def minhash(
     while start < order.size:
         stop = start + _fitting(sorted_lengths[start:], tile_records, tile_cells)
         records = order[start:stop]
-        slot = np.arange(int(sorted_lengths[stop - 1]))[:, None]
-        padded = np.where(slot < sorted_lengths[start:stop][None, :], slot, 0)
-        tile = tokens[offsets[records][None, :] + padded]
+        tile = padded_rows(
+            tokens, offsets[records], sorted_lengths[start:stop], columns=True
+        )
         acc = running[:, : stop - start]
         permute.fold(tile, acc)
         out[records] = acc.T
@@ -323,15 +325,24 @@ def _one_block(
 
 
 def padded_rows(
-    tokens: npt.NDArray, begins: npt.NDArray[np.int64], sizes: npt.NDArray[np.int64]
+    tokens: npt.NDArray,
+    begins: npt.NDArray[np.int64],
+    sizes: npt.NDArray[np.int64],
+    *,
+    columns: bool = False,
 ) -> npt.NDArray:
     """Return the pieces ``tokens[begin : begin + size]`` as rows of one matrix.
 
     Each row is padded to the longest with its piece's first token, which
-    cannot change a minimum. Sizes must be positive.
+    cannot change a minimum. Sizes must be positive. With ``columns`` the
+    pieces are the columns instead (a tile: ``(length, pieces)``, contiguous).
     """
-    slot = np.arange(int(sizes.max()))[None, :]
-    return tokens[begins[:, None] + np.where(slot < sizes[:, None], slot, 0)]
+    slot = np.arange(int(sizes.max()))
+    if columns:
+        slot, begins, sizes = slot[:, None], begins[None, :], sizes[None, :]
+    else:
+        slot, begins, sizes = slot[None, :], begins[:, None], sizes[:, None]
+    return tokens[begins + np.where(slot < sizes, slot, 0)]
 
 
 def _long_records(
@@ -355,10 +366,8 @@ def _long_records(
     of one record are full but for the last.
     """
     width = permute.block_width
-    counts = -(-lengths // width)
-    record = np.repeat(np.arange(lengths.size), counts)
-    first_piece = np.cumsum(counts) - counts
-    offset = (np.arange(record.size) - first_piece[record]) * width
+    record, piece = expand(np.zeros_like(lengths), -(-lengths // width))
+    offset = piece * width
     begins = starts[record] + offset
     sizes = np.minimum(lengths[record] - offset, width)
     order = np.argsort(sizes, kind="stable")
