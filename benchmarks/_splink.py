@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from lsh_frame.datasets import TEXT_COLUMNS
+from lsh_frame.datasets.customers import TEXT_COLUMNS
 
 #: Columns of ``make_customers`` that Splink sees (``entity_id`` is the truth).
 INPUT_COLUMNS = TEXT_COLUMNS

@@ -62,7 +62,7 @@ import _common
 from _datasets import HOLDOUT, LOADERS, SYNTHETIC, Task
 
 import lsh_frame as lf
-from lsh_frame import blocking
+from lsh_frame.block import defaults
 
 #: The issue's bars: (pairs completeness at least, candidates at most).
 BARS = {
@@ -97,7 +97,7 @@ def match_quality(names: list[str]) -> None:
     """The default match decision on every data set: pairs, then evaluate."""
     print(_common.report_header("Default match decision on any table", []))
     # An older lsh_frame (run with PYTHONPATH for a before/after) has no switch.
-    record_key = getattr(blocking, "PLAIN_RECORD_KEY", "lsh")
+    record_key = getattr(defaults, "PLAIN_RECORD_KEY", "lsh")
     print(f"- Record key of plain columns: {record_key}\n")
     rows = []
     for name in names:
@@ -165,7 +165,7 @@ def main() -> None:
     )
     arguments = parser.parse_args()
     if arguments.record_key:
-        blocking.PLAIN_RECORD_KEY = arguments.record_key
+        defaults.PLAIN_RECORD_KEY = arguments.record_key
     if arguments.match:
         names = arguments.only or [
             *LOADERS,

@@ -260,7 +260,7 @@ def describe_miss(code: int, left: Any, right: Any | None) -> str:
 
 def run_febrl(arguments: argparse.Namespace) -> str:
     import lsh_frame as lf  # noqa: F401  (registers df.lsh)
-    from lsh_frame import blocking
+    from lsh_frame.block import candidates
 
     log = _common.log_to_stderr("febrl")
     folder = febrl_folder()
@@ -349,7 +349,7 @@ def run_febrl(arguments: argparse.Namespace) -> str:
                     f", pairs {_common.pass_miss(len(pairs) <= most)})"
                 )
             )
-            context = blocking.resolve(left, FEBRL_COLUMNS, **options)
+            context = candidates.resolve(left, FEBRL_COLUMNS, **options)
             missed = truth[~found_truth]
             details.append(f"### {name}: what the defaults decided\n")
             details += [f"- {decision}" for decision in context.decisions]
@@ -536,7 +536,7 @@ def prepare_banding(
     import pandas as pd
 
     import lsh_frame as lf
-    from lsh_frame._arrow import signature_matrix
+    from lsh_frame.sketch.minhash_arrow import signature_matrix
 
     frame = customers(n)
     signatures = record_signatures(frame)
@@ -684,7 +684,7 @@ def four_field_frame(n: int) -> tuple[Any, np.ndarray]:
 
 def run_fields(arguments: argparse.Namespace, log: Callable[[str], None]) -> None:
     import lsh_frame as lf
-    from lsh_frame import blocking
+    from lsh_frame.block import candidates
 
     n = arguments.n
     log(f"building make_customers({n:,}) and four signature columns (not timed)")
@@ -755,7 +755,7 @@ def run_fields(arguments: argparse.Namespace, log: Callable[[str], None]) -> Non
     payload: dict[str, Any] = {"method": "fields4", "attempts": attempts}
     if chosen is not None:
         setting, fields, options = chosen
-        decisions = blocking.resolve(frame, fields).decisions
+        decisions = candidates.resolve(frame, fields).decisions
         log(f"timing {arguments.repeat} run(s) of {setting}")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")

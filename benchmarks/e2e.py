@@ -35,7 +35,7 @@ from typing import Any
 
 import _common as common
 
-from lsh_frame.datasets import TEXT_COLUMNS
+from lsh_frame.datasets.customers import TEXT_COLUMNS
 
 HERE = Path(__file__).resolve().parent
 #: Every column of make_customers but the truth (entity_id).

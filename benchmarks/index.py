@@ -69,7 +69,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common
 
-from lsh_frame.datasets import TEXT_COLUMNS
+from lsh_frame.datasets.customers import TEXT_COLUMNS
 
 HERE = Path(__file__).resolve()
 COLUMNS = list(TEXT_COLUMNS)

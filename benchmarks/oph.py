@@ -46,7 +46,7 @@ import numpy.typing as npt
 import lsh_frame as lf
 from lsh_frame._kernels import minhash as kernels
 from lsh_frame._kernels import sketch
-from lsh_frame.shingle import text_array, tokenize
+from lsh_frame.text.shingle import text_array, tokenize
 
 EMPTY = np.uint32(0xFFFFFFFF)
 NUM_PERM = 128

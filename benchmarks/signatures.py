@@ -181,7 +181,7 @@ def check_shingle_sets(text: Any, texts: list[str], rows: np.ndarray) -> int:
     mean both sides cut the same shingles from the same normalised text.
     """
     import lsh_frame as lf
-    from lsh_frame.shingle import text_array, tokenize
+    from lsh_frame.text.shingle import text_array, tokenize
 
     tokens = tokenize(
         text_array(text.iloc[rows], owner="benchmark"), lf.ShingleConfig(k=SHINGLE)
@@ -296,7 +296,7 @@ def prepare_rensa_prehashed(
     from rensa import RMinHash
 
     import lsh_frame as lf
-    from lsh_frame.shingle import text_array, tokenize
+    from lsh_frame.text.shingle import text_array, tokenize
 
     array = text_array(text, owner="benchmark")
     config = lf.ShingleConfig(k=SHINGLE)
@@ -612,7 +612,7 @@ def collision_curve(num_perm: int) -> str:
     interval of a share of that many pairs around it.
     """
     from lsh_frame.config import MinHashConfig
-    from lsh_frame.minhash import signer
+    from lsh_frame.sketch.minhash import signer
 
     random = np.random.default_rng(PAIR_SEED)
     rows = []

@@ -4,15 +4,17 @@
 hashed shingles and MinHash signatures stored as Arrow columns.
 """
 
-from __future__ import annotations
-
 from lsh_frame import accessor as _accessor  # noqa: F401  (registers df.lsh)
 from lsh_frame import datasets, plot
-from lsh_frame._arrow import MinHashSignature, MinHashType
-from lsh_frame.blocking import BlockingReport, Field, blocking_report, candidates
-from lsh_frame.cluster import cluster
-from lsh_frame.compare import pairs, score
-from lsh_frame.config import MinHashConfig, ShingleConfig
+from lsh_frame._version import __version__
+from lsh_frame.block.candidates import candidates
+from lsh_frame.block.fields import Field
+from lsh_frame.block.hamming import hamming_nearest, hamming_pairs
+from lsh_frame.block.report import BlockingReport, blocking_report
+from lsh_frame.block.vectors import cosine_nearest
+from lsh_frame.config import MinHashConfig, ShingleConfig, SimHashConfig
+from lsh_frame.decide.pairs import pairs
+from lsh_frame.decide.score import score
 from lsh_frame.errors import (
     ColumnError,
     ColumnTypeError,
@@ -25,22 +27,17 @@ from lsh_frame.errors import (
 )
 from lsh_frame.evaluate import Evaluation, evaluate
 from lsh_frame.explain import Explanation, explain
-from lsh_frame.index import Index
-from lsh_frame.jobs import dedupe, drop_duplicates, duplicated, link, merge
-from lsh_frame.lsh import LshPlan, plan, plan_for_budget
-from lsh_frame.minhash import estimate_jaccard, minhash
-from lsh_frame.shingle import normalize, shingles
-from lsh_frame.simhash import (
-    SimHashConfig,
-    SimHashType,
-    hamming_distance,
-    hamming_nearest,
-    hamming_pairs,
-    simhash,
-)
-from lsh_frame.vectors import cosine_nearest
-
-__version__ = "0.1.0.dev0"
+from lsh_frame.index.index import Index
+from lsh_frame.jobs.dedupe import dedupe, drop_duplicates, duplicated
+from lsh_frame.jobs.link import link
+from lsh_frame.jobs.merge import merge
+from lsh_frame.resolve.cluster import cluster
+from lsh_frame.sketch.banding import LshPlan, plan, plan_for_budget
+from lsh_frame.sketch.minhash import estimate_jaccard, minhash
+from lsh_frame.sketch.minhash_arrow import MinHashSignature, MinHashType
+from lsh_frame.sketch.simhash import hamming_distance, simhash
+from lsh_frame.sketch.simhash_arrow import SimHashType
+from lsh_frame.text.shingle import normalize, shingles
 
 __all__ = [
     "BlockingReport",

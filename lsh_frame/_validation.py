@@ -12,6 +12,7 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence, Set
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from lsh_frame.errors import ColumnError, ConfigError, ConfigTypeError
@@ -243,3 +244,49 @@ def present(
     return pd.DataFrame(
         {left: right[name] for left, name in pairs}, index=right.index, copy=False
     )
+
+
+def check_frame(frame: Any, role: str, owner: str) -> pd.DataFrame:
+    if not isinstance(frame, pd.DataFrame):
+        raise ConfigTypeError(
+            f"The '{role}' argument of {owner} must be a pandas DataFrame. "
+            f"Got {type(frame).__name__} instead."
+        )
+    if frame.index.has_duplicates:
+        duplicated = frame.index[frame.index.duplicated()].unique()[:3].tolist()
+        raise ColumnError(
+            f"The index of the '{role}' frame has duplicate labels (for example "
+            f"{duplicated}), but candidate pairs name records by their index label. "
+            "Make the labels unique first, for example with reset_index()."
+        )
+    return frame
+
+
+def pair_positions(
+    labels: pd.Series, index: pd.Index, role: str, owner: str
+) -> npt.NDArray[np.int64]:
+    positions = np.asarray(index.get_indexer(pd.Index(labels)), dtype=np.int64)
+    if (positions < 0).any():
+        unknown = pd.unique(labels[positions < 0])[:3].tolist()
+        raise ColumnError(
+            f"The '{role}' column of the pairs passed to {owner} names records that "
+            f"are not in the {'left' if role == 'left' else 'right'} frame (for "
+            f"example {unknown}). Score pairs with the frame(s) they were built from."
+        )
+    return positions
+
+
+def check_pairs(pairs: Any, owner: str) -> pd.DataFrame:
+    if not isinstance(pairs, pd.DataFrame):
+        raise ConfigTypeError(
+            f"The 'pairs' argument of {owner} must be a DataFrame with 'left' and "
+            f"'right' columns (from candidates()). Got {type(pairs).__name__} instead."
+        )
+    missing = [column for column in ("left", "right") if column not in pairs.columns]
+    if missing:
+        raise ColumnError(
+            f"The pairs passed to {owner} have no {missing[0]!r} column. Columns: "
+            f"{', '.join(map(str, pairs.columns))}. Pass the frame returned by "
+            "candidates()."
+        )
+    return pairs

@@ -7,15 +7,20 @@ from typing import Any
 
 import pandas as pd
 
-from lsh_frame import blocking as _blocking
-from lsh_frame import cluster as _cluster
-from lsh_frame import compare as _compare
 from lsh_frame import explain as _explain
-from lsh_frame import jobs as _jobs
-from lsh_frame import minhash as _minhash
-from lsh_frame import shingle as _shingle
-from lsh_frame import simhash as _simhash
 from lsh_frame._validation import check_columns, refuse_set
+from lsh_frame.block import candidates as _candidates
+from lsh_frame.block import hamming as _hamming
+from lsh_frame.block import report as _report
+from lsh_frame.decide import pairs as _pairs
+from lsh_frame.decide import score as _score
+from lsh_frame.jobs import dedupe as _dedupe
+from lsh_frame.jobs import link as _link
+from lsh_frame.jobs import merge as _merge
+from lsh_frame.resolve import cluster as _cluster
+from lsh_frame.sketch import minhash as _minhash
+from lsh_frame.sketch import simhash as _simhash
+from lsh_frame.text import shingle as _shingle
 
 
 @pd.api.extensions.register_dataframe_accessor("lsh")
@@ -101,7 +106,7 @@ class LshAccessor:
            left  right  distance
         0     0      1         0
         """
-        return _simhash.frame_pairs(self._frame, column, **options)
+        return _hamming.frame_pairs(self._frame, column, **options)
 
     def candidates(self, fields: Any, /, **options: Any) -> pd.DataFrame:
         """Candidate pairs: dedupe this frame, or link it with ``other=``.
@@ -117,14 +122,14 @@ class LshAccessor:
            left  right
         0     0      1
         """
-        return _blocking.candidates(self._frame, fields, **options)
+        return _candidates.candidates(self._frame, fields, **options)
 
     def blocking_report(self, fields: Any, /, **options: Any) -> Any:
         """Report what each blocking key costs and finds, without building pairs.
 
         See :func:`lsh_frame.blocking_report`; ``print()`` the result.
         """
-        return _blocking.blocking_report(self._frame, fields, **options)
+        return _report.blocking_report(self._frame, fields, **options)
 
     def score(
         self, pairs: pd.DataFrame, fields: Any, /, **options: Any
@@ -141,7 +146,7 @@ class LshAccessor:
         >>> float(df.lsh.score(pairs, "name")["score"].round(3).iloc[0])
         0.933
         """
-        return _compare.score(self._frame, pairs, fields, **options)
+        return _score.score(self._frame, pairs, fields, **options)
 
     def pairs(self, fields: Any, /, **options: Any) -> pd.DataFrame:
         """Candidate pairs and their scores in one call.
@@ -149,7 +154,7 @@ class LshAccessor:
         See :func:`lsh_frame.pairs`; takes the options of both
         :func:`lsh_frame.candidates` and :func:`lsh_frame.score`.
         """
-        return _compare.pairs(self._frame, fields, **options)
+        return _pairs.pairs(self._frame, fields, **options)
 
     def cluster(self, scored: pd.DataFrame, /, **options: Any) -> Any:
         """Entity id per row from matched pairs (connected components).
@@ -185,7 +190,7 @@ class LshAccessor:
         >>> df.lsh.dedupe("name", min_score=0.8)["cluster_id"].tolist()
         [0, 0, 1]
         """
-        return _jobs.dedupe(self._frame, fields, **options)
+        return _dedupe.dedupe(self._frame, fields, **options)
 
     def index(self, fields: Any = None, /, **options: Any) -> Any:
         """Resolve this frame and hold it for matching new records.
@@ -194,7 +199,7 @@ class LshAccessor:
         the options): returns an :class:`lsh_frame.Index`, whose ``query``,
         ``resolve``, ``add``, ``remove`` and ``save`` work on new records.
         """
-        from lsh_frame.index import Index
+        from lsh_frame.index.index import Index
 
         return Index.build(self._frame, fields, **options)
 
@@ -213,7 +218,7 @@ class LshAccessor:
         >>> df.lsh.drop_duplicates(subset=["name"], min_score=0.8).index.tolist()
         [0, 2]
         """
-        return _jobs.drop_duplicates(self._frame, fields, **options)
+        return _dedupe.drop_duplicates(self._frame, fields, **options)
 
     def duplicated(self, fields: Any = None, /, **options: Any) -> pd.Series:
         """Which rows duplicate another, like ``DataFrame.duplicated``.
@@ -230,7 +235,7 @@ class LshAccessor:
         >>> df.lsh.duplicated("name", keep="last", min_score=0.8).tolist()
         [True, False, False]
         """
-        return _jobs.duplicated(self._frame, fields, **options)
+        return _dedupe.duplicated(self._frame, fields, **options)
 
     def link(
         self, right: pd.DataFrame, fields: Any = None, /, **options: Any
@@ -242,7 +247,7 @@ class LshAccessor:
         ``left_on``) maps column names, and ``one_to_one`` (``"auto"``, True or
         False) lets each record match at most one record of the other table.
         """
-        return _jobs.link(self._frame, right, fields, **options)
+        return _link.link(self._frame, right, fields, **options)
 
     def merge(
         self, right: pd.DataFrame, fields: Any = None, /, **options: Any
@@ -264,4 +269,4 @@ class LshAccessor:
                name_x  index_right     name_y
         0  john smith            0  jon smith
         """
-        return _jobs.merge(self._frame, right, fields, **options)
+        return _merge.merge(self._frame, right, fields, **options)

@@ -10,12 +10,12 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, get_args
 
 from lsh_frame._validation import check_bool, check_choice, check_int
-from lsh_frame.errors import ConfigTypeError
+from lsh_frame.errors import ConfigError, ConfigTypeError
 
 __all__ = ["MinHashConfig", "ShingleConfig"]
 
 #: The labels of the LSH and neighbours record keys of plain columns (see
-#: lsh_frame.blocking).
+#: lsh_frame.block).
 RECORD_KEY = "record"
 NEIGHBOURS_KEY = "record_neighbours"
 
@@ -234,4 +234,96 @@ class MinHashConfig:
         return (
             f"num_perm={self.num_perm}, seed={self.seed}, scheme={self.scheme!r}, "
             f"shingles={shingle.kind!r} k={shingle.k}"
+        )
+
+
+#: Version of the fingerprint layout; stored with every fingerprint column.
+SIMHASH_FORMAT_VERSION = 1
+
+
+Bits = Literal[32, 64, 128]
+
+Weights = Literal["count", "idf"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SimHashConfig:
+    """Everything that decides a SimHash fingerprint.
+
+    Two fingerprint columns can be compared only if their configurations are
+    equal; the configuration travels with the column as Arrow metadata.
+
+    Parameters
+    ----------
+    bits : {32, 64, 128}
+        Fingerprint length.
+    seed : int
+        Seed of the token hashes (a non-negative int): the same text and seed
+        give the same fingerprint in every process and on every platform.
+    weights : {"count", "idf"}
+        Weight of a token: ``"count"``, each occurrence counts once;
+        ``"idf"``, each occurrence counts ``log((1 + n) / (1 + df)) + 1``,
+        ``df`` the number of records of the column holding the token, so rare
+        words decide more bits. IDF weights depend on the column they were
+        computed on: fingerprint two tables that will be compared in one call.
+    shingle : ShingleConfig
+        How text becomes tokens (words by default).
+
+    Examples
+    --------
+    >>> SimHashConfig(bits=128).describe()
+    "bits=128, seed=1, weights='count', shingles='word' k=1"
+    """
+
+    bits: Bits = 64
+    seed: int = 1
+    weights: Weights = "count"
+    shingle: ShingleConfig = field(default_factory=lambda: ShingleConfig(kind="word"))
+
+    def __post_init__(self) -> None:
+        owner = "SimHashConfig"
+        if isinstance(self.bits, bool) or self.bits not in get_args(Bits):
+            raise ConfigError(
+                f"The 'bits' parameter of {owner} must be one of 32, 64, 128. "
+                f"Got {self.bits!r} instead."
+            )
+        object.__setattr__(self, "bits", int(self.bits))
+        object.__setattr__(self, "seed", check_int(self.seed, "seed", owner, minimum=0))
+        check_choice(self.weights, "weights", owner, get_args(Weights))
+        if not isinstance(self.shingle, ShingleConfig):
+            raise ConfigTypeError(
+                "The 'shingle' parameter of SimHashConfig must be a ShingleConfig. "
+                f"Got {type(self.shingle).__name__} instead."
+            )
+
+    @property
+    def words(self) -> int:
+        """uint64 words per fingerprint."""
+        return max(1, self.bits // 64)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-ready description (stored with fingerprint columns)."""
+        return {
+            "format_version": SIMHASH_FORMAT_VERSION,
+            "bits": self.bits,
+            "seed": self.seed,
+            "weights": self.weights,
+            "shingle": self.shingle.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, spec: dict[str, Any]) -> SimHashConfig:
+        """Rebuild a configuration from :meth:`to_dict` output."""
+        return cls(
+            bits=spec["bits"],
+            seed=spec["seed"],
+            weights=spec["weights"],
+            shingle=ShingleConfig.from_dict(spec["shingle"]),
+        )
+
+    def describe(self) -> str:
+        """One-line summary used in messages."""
+        return (
+            f"bits={self.bits}, seed={self.seed}, weights={self.weights!r}, "
+            f"shingles={self.shingle.kind!r} k={self.shingle.k}"
         )

@@ -10,28 +10,25 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from lsh_frame._typed_compare import (
-    TYPED_COMPARISONS,
+from lsh_frame.block.fields import Field, _as_fields, _stored_config, other_table
+from lsh_frame.block.identical import IDENTICAL
+from lsh_frame.block.keys import _field_text
+from lsh_frame.compare.auto import TYPED_COMPARISONS
+from lsh_frame.compare.levels import level_names
+from lsh_frame.compare.typed_values import (
     DateValues,
     TypedColumn,
     describe,
     typed_values,
 )
-from lsh_frame.blocking import (
-    Field,
-    _as_fields,
-    _field_text,
-    _stored_config,
-    other_table,
-)
-from lsh_frame.compare import _score, found_alone
 from lsh_frame.config import ShingleConfig
+from lsh_frame.decide.closing import THROUGH_MATCHES
+from lsh_frame.decide.model import MatchModel
+from lsh_frame.decide.score import _score
+from lsh_frame.decide.weak_keys import found_alone
 from lsh_frame.errors import ConfigTypeError
-from lsh_frame.identical import IDENTICAL
-from lsh_frame.model import MatchModel, level_names
-from lsh_frame.shingle import normalize
-from lsh_frame.transitive import THROUGH_MATCHES
-from lsh_frame.vectors import VECTOR_KINDS
+from lsh_frame.sketch.vectors import VECTOR_KINDS
+from lsh_frame.text.shingle import normalize
 
 __all__ = ["Explanation", "FieldExplanation", "explain", "shingle_texts"]
 
@@ -136,7 +133,7 @@ class Explanation:
     #: The probability from which the learned model calls a pair a match
     #: (``MatchModel.match_cut``; None: no model decided it).
     match_cut: float | None = None
-    #: A match the rule of shared matches made (:mod:`lsh_frame.transitive`):
+    #: A match the rule of shared matches made (:mod:`lsh_frame.decide.closing`):
     #: below the match cut, or found through the matches.
     closed: bool = False
     #: For a pair ``pairs`` found through the matches (``found_by``
@@ -201,12 +198,12 @@ class Explanation:
         if self.found_through is not None:
             lines.append(
                 "(found through the matches: its records match one same record; "
-                f"{self.found_through}, see lsh_frame.transitive)"
+                f"{self.found_through}, see lsh_frame.decide.closing)"
             )
         elif self.closed:
             lines.append(
                 "(a match below the cut: its records share most of their matches, "
-                "see lsh_frame.transitive)"
+                "see lsh_frame.decide.closing)"
             )
         if self.note is not None:
             lines.append(f"({self.note})")

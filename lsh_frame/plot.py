@@ -25,11 +25,12 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pandas as pd
 
+from lsh_frame.block.identical import IDENTICAL
+from lsh_frame.compare.levels import level_names
+from lsh_frame.decide.model import MatchModel
 from lsh_frame.errors import ColumnError, ConfigError, ConfigTypeError
-from lsh_frame.identical import IDENTICAL
-from lsh_frame.lsh import LshPlan
-from lsh_frame.lsh import plan as make_plan
-from lsh_frame.model import MatchModel, level_names
+from lsh_frame.sketch.banding import LshPlan
+from lsh_frame.sketch.banding import plan as make_plan
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

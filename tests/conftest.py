@@ -33,7 +33,7 @@ def people_with_copies() -> pd.DataFrame:
     """People with three to six records each, each record a little off.
 
     Clusters of copies (``entity`` is the truth) whose pairs the match model
-    misses now and then, for closing clusters (lsh_frame.transitive).
+    misses now and then, for closing clusters (lsh_frame.decide.closing).
     """
     rng = np.random.default_rng(3)
     given = ["anna", "bert", "carla", "dmitri", "elif", "farid", "greta", "hugo"]
@@ -126,7 +126,7 @@ def part_scores_as_all(
     columns += ["score", *extra, "match_probability"]
     want = scored.loc[part.index]
     pd.testing.assert_frame_equal(got[columns], want[columns])
-    # A pair that its cluster closed (lsh_frame.transitive) is a match of the
+    # A pair that its cluster closed (lsh_frame.decide.closing) is a match of the
     # whole run only: a part of the pairs holds too little of its cluster.
     decided = want["match"] & (want["match_probability"] >= model["match_cut"])
     pd.testing.assert_series_equal(got["match"], decided.rename("match"))
@@ -139,12 +139,12 @@ def saved_model_again(
     fields: list,
     reading: str,
     columns: tuple,
-) -> tuple[lf.compare.MatchModel, pd.DataFrame]:
+) -> tuple[lf.decide.model.MatchModel, pd.DataFrame]:
     """The saved model of ``scored``, checked to keep ``reading`` through its JSON
     form and to give ``columns`` again as ``pairs(min_score=model)``."""
     learned = scored.attrs["lsh_frame"]["model"]
-    model = lf.compare.MatchModel.from_dict(learned)
-    again_model = lf.compare.MatchModel.from_dict(model.to_dict())
+    model = lf.decide.model.MatchModel.from_dict(learned)
+    again_model = lf.decide.model.MatchModel.from_dict(model.to_dict())
     assert getattr(again_model, reading) == getattr(model, reading)
     # The same decision: closing clusters as the run did, or not.
     rule = scored.attrs["lsh_frame"]["transitive"]["rule"]

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import lsh_frame as lf
-from lsh_frame import blocking
+from lsh_frame.block import candidates, defaults
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +140,7 @@ def test_one_value_everywhere_does_not_exhaust_memory():
 
 
 def test_plain_columns_let_the_data_decide(customers):
-    context = blocking.resolve(
+    context = candidates.resolve(
         customers, ["given_name", "surname", "city", "phone", "email"]
     )
     decided = "\n".join(context.decisions)
@@ -157,8 +157,8 @@ def test_plain_columns_of_very_large_tables_get_no_neighbours_key(
     customers, monkeypatch
 ):
     columns = ["given_name", "surname", "city", "phone", "email"]
-    monkeypatch.setattr(blocking, "NEIGHBOURS_MAX_RECORDS", len(customers) - 1)
-    context = blocking.resolve(customers, columns)
+    monkeypatch.setattr(defaults, "NEIGHBOURS_MAX_RECORDS", len(customers) - 1)
+    context = candidates.resolve(customers, columns)
     labels = [key.label for key in context.keys]
     assert labels[-1] == "record" and "record_neighbours" not in labels
     decided = "\n".join(context.decisions)
@@ -167,8 +167,8 @@ def test_plain_columns_of_very_large_tables_get_no_neighbours_key(
     )
     # Linking counts both tables.
     half = len(customers) // 2
-    monkeypatch.setattr(blocking, "NEIGHBOURS_MAX_RECORDS", len(customers))
-    linked = blocking.resolve(
+    monkeypatch.setattr(defaults, "NEIGHBOURS_MAX_RECORDS", len(customers))
+    linked = candidates.resolve(
         customers.iloc[:half], columns, other=customers.iloc[half:]
     )
     assert "record_neighbours" in [key.label for key in linked.keys]
@@ -288,7 +288,7 @@ def test_explicit_banding(customers):
         lf.Field("surname", bands=4)
     with pytest.raises(lf.ConfigError, match="200 signature values"):
         lf.candidates(customers, [lf.Field("surname", bands=40, rows=5)])
-    context = blocking.resolve(customers, [lf.Field("surname", bands=20, rows=6)])
+    context = candidates.resolve(customers, [lf.Field("surname", bands=20, rows=6)])
     assert (context.keys[0].plan.bands, context.keys[0].plan.rows) == (20, 6)
 
 
@@ -374,7 +374,7 @@ def test_decisions_say_when_a_field_cannot_be_made_selective():
     base = "abcdefghijklmnopqrstuvwxyz" * 3
     lengths = np.random.default_rng(0).integers(10, 78, 600)
     frame = pd.DataFrame({"x": [f"{base[:n]}-{i:04d}" for i, n in enumerate(lengths)]})
-    context = blocking.resolve(frame, [lf.Field("x", blocking="lsh")])
+    context = candidates.resolve(frame, [lf.Field("x", blocking="lsh")])
     assert "is not met even at the highest threshold" in context.decisions[0]
 
 
@@ -433,7 +433,7 @@ def _phone_tables(separator_left: str, separator_right: str):
 
 def test_identifier_keys_ignore_how_separators_are_written():
     left, right = _phone_tables("/", "-")
-    context = blocking.resolve(left, ["phone", "name"], other=right)
+    context = candidates.resolve(left, ["phone", "name"], other=right)
     assert any(d.startswith("phone: exact key") for d in context.decisions)
     pairs = lf.candidates(left, ["phone", "name"], other=right)
     found = set(zip(pairs["left"], pairs["right"], strict=True))
@@ -445,13 +445,13 @@ def test_a_link_key_whose_values_never_meet_is_reported_not_used():
     # The same films, but one side writes the year after every title.
     left["title"] = [f"film number {i}" for i in range(300)]
     right["title"] = [f"film number {i} (1999)" for i in range(300)]
-    context = blocking.resolve(left, ["title"], other=right)
+    context = candidates.resolve(left, ["title"], other=right)
     decided = "\n".join(context.decisions)
     assert "title: no exact key" in decided
     assert "almost never agree" in decided
     assert all(key.kind != "exact" for key in context.keys)
     # Within one table the same column still identifies records.
-    alone = blocking.resolve(left, ["title"])
+    alone = candidates.resolve(left, ["title"])
     assert any(d.startswith("title: exact key") for d in alone.decisions)
 
 
@@ -570,15 +570,15 @@ def test_a_tuple_label_works_like_a_label_of_its_own(call):
 
 def test_label_hashes_are_stable_for_labels_pandas_cannot_hash():
     index = pd.Index([3, "b", 2.5, ("t", 1), 8], dtype=object)
-    hashes = blocking.label_hashes(index, seed=1)
+    hashes = defaults.label_hashes(index, seed=1)
     assert hashes.dtype == np.uint64 and len(set(hashes.tolist())) == 5
     # Hashable scalars keep the hash they have in an index without the tuple.
-    plain = blocking.label_hashes(pd.Index([3, "b", 2.5, "x", 8], dtype=object), 1)
+    plain = defaults.label_hashes(pd.Index([3, "b", 2.5, "x", 8], dtype=object), 1)
     assert (hashes[[0, 1, 2, 4]] == plain[[0, 1, 2, 4]]).all()
     # The same in another process (never Python's salted hash()).
     script = (
-        "import pandas as pd; from lsh_frame import blocking; "
-        "print(blocking.label_hashes("
+        "import pandas as pd; from lsh_frame.block import defaults; "
+        "print(defaults.label_hashes("
         "pd.Index([3, 'b', 2.5, ('t', 1), 8], dtype=object), seed=1).tolist())"
     )
     other = subprocess.run(
@@ -597,34 +597,35 @@ def test_few_records_are_signed_in_one_pass_as_column_by_column(
     monkeypatch, tag_columns, rows
 ):
     """Pooled signing of a small batch equals the minimum of column signatures."""
-    from lsh_frame import blocking as module
+    from lsh_frame.block import keys as block_keys
 
     frame = lf.datasets.make_customers(60, seed=3).drop(columns="entity_id")
     frame.iloc[1, :] = None
     frame.iloc[2, 1] = ""
     frame = frame.iloc[:rows]
     spec = lf.Field(list(frame.columns), tag_columns=tag_columns)
-    pooled = module.field_signatures(frame, spec, num_perm=64, seed=3, owner="test")
-    monkeypatch.setattr(module, "SMALL_BATCH_VALUES", 0)
-    apart = module.field_signatures(frame, spec, num_perm=64, seed=3, owner="test")
+    pooled = block_keys.field_signatures(frame, spec, num_perm=64, seed=3, owner="test")
+    monkeypatch.setattr(block_keys, "SMALL_BATCH_VALUES", 0)
+    apart = block_keys.field_signatures(frame, spec, num_perm=64, seed=3, owner="test")
     assert np.array_equal(pooled[0], apart[0])
     assert np.array_equal(pooled[1], apart[1])
 
 
 def test_a_few_records_get_their_exact_keys_in_one_pass(monkeypatch):
     """Exact keys of several fields together equal those of one field at a time."""
-    from lsh_frame import blocking as module
+    from lsh_frame.block import fields as module
+    from lsh_frame.block import keys as block_keys
 
     frame = lf.datasets.make_customers(50, seed=8).drop(columns="entity_id")
     frame.iloc[2, :] = None
     frame.iloc[3, 5] = "  "
     keys = [
-        module.BlockingKey(module.identifier_field(column), "exact")
+        module.BlockingKey(defaults.identifier_field(column), "exact")
         for column in ["phone", "email", "date_of_birth", "postcode"]
     ] + [module.BlockingKey(lf.Field("surname", blocking="exact"), "exact")]
-    together = module.table_keys(frame, keys, num_perm=64, seed=1, owner="t")
-    monkeypatch.setattr(module, "SMALL_BATCH_VALUES", 0)
-    apart = module.table_keys(frame, keys, num_perm=64, seed=1, owner="t")
+    together = block_keys.table_keys(frame, keys, num_perm=64, seed=1, owner="t")
+    monkeypatch.setattr(block_keys, "SMALL_BATCH_VALUES", 0)
+    apart = block_keys.table_keys(frame, keys, num_perm=64, seed=1, owner="t")
     for one, other in zip(together, apart, strict=True):
         # Records without a key hold whatever; only keyed records count.
         assert np.array_equal(one.valid, other.valid)
@@ -639,11 +640,11 @@ def test_a_fields_signature_is_the_minimum_of_its_columns_signatures(
     """Pooled a chunk at a time into one matrix: the minimum of each column's."""
     import importlib
 
-    from lsh_frame.blocking import field_signatures
+    from lsh_frame.block.keys import field_signatures
     from lsh_frame.config import MinHashConfig
-    from lsh_frame.shingle import column_text
+    from lsh_frame.text.shingle import column_text
 
-    minhash_module = importlib.import_module("lsh_frame.minhash")
+    minhash_module = importlib.import_module("lsh_frame.sketch.minhash")
     frame = lf.datasets.make_customers(9_000, seed=6)
     frame.loc[frame.index[:40], "city"] = None  # missing in one column only
     blank = ["given_name", "city", "street_address"]
@@ -708,7 +709,7 @@ def test_a_field_that_asks_for_a_key_gets_it_beside_the_data_decided_keys():
         "given_name",
         lf.Field("street_address", compare="token_set_ratio"),
     ]
-    context = blocking.resolve(frame, fields)
+    context = candidates.resolve(frame, fields)
     by_label = {key.label: key for key in context.keys}
     assert by_label["surname"].kind == "exact"
     # The data decides over the other two columns only.
@@ -764,7 +765,7 @@ def test_a_signature_column_by_name_makes_its_own_lsh_key():
     assert len(by_name) > 0
     # Beside plain columns, the signatures key on their own: no record key
     # shingles them.
-    context = blocking.resolve(frame, ["sig", "given_name"])
+    context = candidates.resolve(frame, ["sig", "given_name"])
     by_label = {key.label: key for key in context.keys}
     assert by_label["sig"].kind == "lsh"
     assert "sig" not in by_label["record"].field.columns
@@ -775,13 +776,13 @@ def test_exact_profiles_side_by_side_are_the_ones_computed_alone(monkeypatch):
     first: the same keys, profiles, decisions and candidates as one by one."""
     import importlib
 
-    minhash = importlib.import_module("lsh_frame.minhash")  # not the function
+    minhash = importlib.import_module("lsh_frame.sketch.minhash")  # not the function
     frame = lf.datasets.make_customers(800, seed=6).drop(columns="entity_id")
     other = lf.datasets.make_customers(500, seed=7).drop(columns="entity_id")
     columns = list(frame.columns)
-    specs = [blocking.identifier_field(column) for column in columns]
-    alone = blocking._FrameSource(frame, other, "t", columns)
-    ahead = blocking._FrameSource(frame, other, "t", columns)
+    specs = [defaults.identifier_field(column) for column in columns]
+    alone = defaults._FrameSource(frame, other, "t", columns)
+    ahead = defaults._FrameSource(frame, other, "t", columns)
     monkeypatch.setattr(minhash, "default_workers", lambda: 3)
     ahead.profile_ahead(specs)
     for spec in specs:

@@ -16,6 +16,10 @@ import pytest
 
 import lsh_frame as lf
 from lsh_frame import __version__, cli
+from lsh_frame.cli import dedupe as cli_dedupe
+from lsh_frame.cli import demo
+from lsh_frame.cli import io as cli_io
+from lsh_frame.cli import link as cli_link
 
 COLUMNS = ["given_name", "surname", "date_of_birth", "email", "postcode"]
 
@@ -33,7 +37,7 @@ def customers_csv(tmp_path: Path, customers: pd.DataFrame) -> Path:
 
 
 def _read_back(path: Path) -> pd.DataFrame:
-    return cli.read_table(str(path))
+    return cli_io.read_table(str(path))
 
 
 # ----------------------------------------------------------------------------
@@ -42,7 +46,7 @@ def _read_back(path: Path) -> pd.DataFrame:
 
 def test_demo_dedupes_and_reports_quality():
     out = io.StringIO()
-    assert cli.run_demo(3_000, seed=3, out=out) == 0
+    assert demo.run_demo(3_000, seed=3, out=out) == 0
     text = out.getvalue()
     assert "3,000 records" in text
     found = re.search(r"3,000 records → ([\d,]+) entities", text)
@@ -60,14 +64,14 @@ def test_demo_dedupes_and_reports_quality():
 
 def test_demo_with_one_row_finds_nothing():
     out = io.StringIO()
-    assert cli.run_demo(1, seed=1, out=out) == 0
+    assert demo.run_demo(1, seed=1, out=out) == 0
     assert "1 records → 1 entities" in out.getvalue()
 
 
 @pytest.mark.parametrize("rows", [2, 30])
 def test_demo_with_too_few_pairs_to_learn_still_reports(rows):
     out = io.StringIO()
-    assert cli.run_demo(rows, seed=1, out=out) == 0
+    assert demo.run_demo(rows, seed=1, out=out) == 0
     assert "Against the built-in truth" in out.getvalue()
 
 
@@ -126,7 +130,7 @@ def test_dedupe_csv_matches_the_library(customers_csv, customers, tmp_path, caps
     assert code == 0
     written = _read_back(output)
     as_text = customers.astype("string").astype(object)
-    expected = lf.dedupe(cli.read_table(str(customers_csv)), COLUMNS)
+    expected = lf.dedupe(cli_io.read_table(str(customers_csv)), COLUMNS)
     added = ["cluster_id", "cluster_size"]  # the names Python gives
     assert list(written.columns) == [*customers.columns, *added]
     assert written["cluster_id"].astype(int).tolist() == expected["cluster_id"].tolist()
@@ -151,7 +155,7 @@ def test_dedupe_drop_parquet_and_quiet(customers_csv, customers, tmp_path, capsy
     assert capsys.readouterr().err == ""
     kept = pd.read_parquet(output)
     expected = lf.drop_duplicates(
-        cli.read_table(str(customers_csv)), COLUMNS, keep="most_complete"
+        cli_io.read_table(str(customers_csv)), COLUMNS, keep="most_complete"
     )
     assert len(kept) == len(expected) < len(customers)
     assert kept["entity_id"].tolist() == expected["entity_id"].tolist()
@@ -239,7 +243,7 @@ def test_link_writes_the_merge(customers, tmp_path, capsys):
     )  # fmt: skip
     assert code == 0
     merged = _read_back(output)
-    left = cli.read_table(str(left_path))
+    left = cli_io.read_table(str(left_path))
     assert len(merged) == len(left)
     assert merged["given_name_x"].fillna("").tolist() == (
         left["given_name"].fillna("").tolist()
@@ -292,7 +296,7 @@ def test_dedupe_with_an_id_column_and_keep_none(customers, tmp_path):
     assert code == 0
     written = pd.read_csv(output, dtype=str)
     assert written.columns[0] == "customer_id"
-    frame = cli.read_table(str(source)).set_index("customer_id")
+    frame = cli_io.read_table(str(source)).set_index("customer_id")
     expected = lf.drop_duplicates(frame, COLUMNS, keep=False)
     assert written["customer_id"].tolist() == expected.index.tolist()
 
@@ -325,7 +329,7 @@ def test_a_saved_model_decides_a_small_batch(customers, tmp_path, capsys):
     assert cli.main(use) == 0
     pairs = pd.read_csv(io.StringIO(capsys.readouterr().out))
     expected = lf.link(
-        cli.read_table(str(saved)), cli.read_table(str(batch)), COLUMNS,
+        cli_io.read_table(str(saved)), cli_io.read_table(str(batch)), COLUMNS,
         min_score=learned, values=True,
     )  # fmt: skip
     assert pairs["match"].tolist() == expected["match"].tolist()
@@ -503,7 +507,7 @@ def _command(*argv: str) -> list[str]:
 
 def _environment() -> dict[str, str]:
     """The environment of a child ``python -m lsh_frame`` that imports this tree."""
-    root = str(Path(cli.__file__).resolve().parents[1])
+    root = str(Path(lf.__file__).resolve().parents[1])
     paths = [root, *filter(None, [os.environ.get("PYTHONPATH")])]
     return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
 
@@ -533,7 +537,7 @@ def test_a_reader_that_stops_early_ends_the_job_quietly(big_csv):
     process.stdout.close()
     error = process.stderr.read()
     process.stderr.close()
-    assert process.wait(timeout=120) == cli.BROKEN_PIPE == 141
+    assert process.wait(timeout=120) == cli_io.BROKEN_PIPE == 141
     assert first[0].startswith(b"entity_id,given_name,")
     assert error == b""  # no message, no traceback, no "Exception ignored"
 
@@ -570,8 +574,13 @@ def no_job(monkeypatch: pytest.MonkeyPatch) -> None:
     def started(*args: object, **kwargs: object) -> pd.DataFrame:
         raise AssertionError("the job started")
 
-    for job in ("dedupe_frame", "drop_duplicates", "link", "merge"):
-        monkeypatch.setattr(cli, job, started)
+    for module, job in [
+        (cli_dedupe, "dedupe_frame"),
+        (cli_dedupe, "drop_duplicates"),
+        (cli_link, "link"),
+        (cli_link, "merge"),
+    ]:
+        monkeypatch.setattr(module, job, started)
 
 
 @pytest.mark.parametrize(
@@ -733,7 +742,7 @@ def test_dedupe_writes_the_scored_pairs_for_review(customers_csv, tmp_path, caps
     assert code == 0
     assert f"scored pairs to {pairs_path}" in capsys.readouterr().err
     pairs = pd.read_parquet(pairs_path)
-    records = cli.read_table(str(customers_csv))
+    records = cli_io.read_table(str(customers_csv))
     expected = lf.pairs(records, ["given_name", "surname", "email"])
     assert len(pairs) == len(expected)
     assert pairs.columns[:5].tolist() == [
@@ -817,7 +826,7 @@ def test_numbers_read_from_csv_are_compared_as_numbers(tmp_path):
                             ("apple ipod", "149")] * 30
     ]  # fmt: skip
     path.write_text("\n".join(rows) + "\n")
-    records = cli.read_table(str(path))
+    records = cli_io.read_table(str(path))
     assert records["price"].map(type).eq(str).all()
     typed = records.assign(price=records["price"].str.lstrip("$").astype(float))
     candidates = lf.candidates(records, ["name"])

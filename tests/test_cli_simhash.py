@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from lsh_frame import cli
-from lsh_frame.simhash import entities
+from lsh_frame.block.hamming import entities
+from lsh_frame.cli import io as cli_io
 
 
 @pytest.fixture
@@ -32,7 +33,7 @@ def test_dedupe_simhash_ids_match_the_library(articles, tmp_path, capsys):
     code = cli.main(["dedupe", str(path), "--on", "body", "--method", "simhash",
                      "--distance", "6", "-o", str(output)])  # fmt: skip
     assert code == 0
-    written = cli.read_table(str(output))
+    written = cli_io.read_table(str(output))
     ids = written["cluster_id"].astype(int).to_numpy()
     expected, counts = entities(frame, ["body"], distance=6)
     np.testing.assert_array_equal(ids, expected)
@@ -53,7 +54,7 @@ def test_dedupe_simhash_drop_keeps_one_row_per_entity(articles, tmp_path):
     code = cli.main(["dedupe", str(path), "--on", "body", "--method", "simhash",
                      "--drop", "--keep", "last", "-o", str(output)])  # fmt: skip
     assert code == 0
-    kept = cli.read_table(str(output))
+    kept = cli_io.read_table(str(output))
     assert "t3" not in kept["title"].tolist()  # its copy, row 50, is last
     assert "t50" in kept["title"].tolist()
     assert len(kept) < len(frame)

@@ -11,11 +11,15 @@ from hypothesis import strategies as st
 from rapidfuzz import distance, fuzz
 
 import lsh_frame as lf
-from lsh_frame import compare, model
 from lsh_frame._kernels import sets
+from lsh_frame.compare import text as compare_text
 from lsh_frame.config import ShingleConfig
+from lsh_frame.decide import cut as decide_cut
+from lsh_frame.decide import model
+from lsh_frame.decide import model as decide_model
+from lsh_frame.decide import score as decide_score
+from lsh_frame.decide.closing import THROUGH_MATCHES
 from lsh_frame.explain import shingle_texts
-from lsh_frame.transitive import THROUGH_MATCHES
 
 WORDS = st.text(alphabet="abcdé xyz", min_size=0, max_size=14)
 
@@ -297,7 +301,7 @@ def test_signature_field_is_scored_by_its_estimate(customers, monkeypatch):
     np.testing.assert_allclose(
         scored["signature_score"], expected.astype(float), equal_nan=True
     )
-    monkeypatch.setattr(compare, "_ESTIMATE_CHUNK", 7)  # gathered in slices
+    monkeypatch.setattr(compare_text, "_ESTIMATE_CHUNK", 7)  # gathered in slices
     sliced = lf.score(frame, pairs, "signature", min_score=0.5)
     pd.testing.assert_series_equal(sliced["signature_score"], scored["signature_score"])
     with pytest.raises(lf.ConfigError, match="signatures"):
@@ -349,7 +353,7 @@ def test_pairs_is_candidates_then_score(customers):
     fields = ["given_name", "surname", "date_of_birth"]
     one_call = lf.pairs(customers, fields, seed=3)
     two_calls = lf.score(customers, lf.candidates(customers, fields, seed=3), fields)
-    # Then the pairs found through the matches (lsh_frame.transitive), after.
+    # Then the pairs found through the matches (lsh_frame.decide.closing), after.
     rows = len(two_calls)
     found = one_call.attrs["lsh_frame"]["transitive"]["through_matches"]["pairs"]
     assert len(one_call) == rows + found
@@ -370,18 +374,18 @@ def test_pairs_is_candidates_then_score(customers):
 def test_auto_min_score_splits_two_groups():
     rng = np.random.default_rng(0)
     low, high = rng.normal(0.35, 0.05, 5_000), rng.normal(0.92, 0.03, 800)
-    cut = compare.auto_min_score(np.concatenate([low, high]))
+    cut = decide_cut.auto_min_score(np.concatenate([low, high]))
     assert (high >= cut).all()
     assert (low >= cut).mean() < 0.01
-    assert compare.auto_min_score(high[:50]) == compare.DEFAULT_MIN_SCORE
-    assert compare.auto_min_score(np.full(500, 0.3)) == compare.DEFAULT_MIN_SCORE
+    assert decide_cut.auto_min_score(high[:50]) == decide_cut.DEFAULT_MIN_SCORE
+    assert decide_cut.auto_min_score(np.full(500, 0.3)) == decide_cut.DEFAULT_MIN_SCORE
     # Three groups (unrelated, relatives, matches): the cut is below the top one.
     middle = rng.normal(0.72, 0.04, 3_000)
-    cut = compare.auto_min_score(np.concatenate([low, middle, high]))
+    cut = decide_cut.auto_min_score(np.concatenate([low, middle, high]))
     assert (high >= cut).mean() > 0.99
     assert (middle >= cut).mean() < 0.01
-    all_low = compare.auto_min_score(rng.uniform(0.0, 0.3, 1_000))
-    assert all_low == compare.AUTO_MIN_SCORE_RANGE[0]
+    all_low = decide_cut.auto_min_score(rng.uniform(0.0, 0.3, 1_000))
+    assert all_low == decide_cut.AUTO_MIN_SCORE_RANGE[0]
 
 
 def test_default_decision_finds_duplicates_without_labels(customers):
@@ -403,7 +407,7 @@ def test_default_decision_finds_duplicates_without_labels(customers):
     )
     reached = probability >= model["match_cut"]
     # Beyond the cut, only the pairs whose records share most of their
-    # matches (lsh_frame.transitive) are matches, as many as attrs report.
+    # matches (lsh_frame.decide.closing) are matches, as many as attrs report.
     assert (scored["match"] | ~reached).all()
     closed = scored.attrs["lsh_frame"]["transitive"]
     assert int((scored["match"] & ~reached).sum()) == closed["added"]
@@ -426,7 +430,7 @@ def test_match_model_weighs_fields_by_what_non_matches_share():
     personal[rng.random(size) < 0.1] = np.nan
     score = (shared + np.nan_to_num(personal, nan=shared)) / 2
     provisional = score >= 0.9
-    model = compare.MatchModel.learn(
+    model = decide_model.MatchModel.learn(
         {"shared": shared, "personal": personal}, provisional
     )
     weights = model.to_dict()["fields"]
@@ -439,14 +443,14 @@ def test_match_model_weighs_fields_by_what_non_matches_share():
 
 def test_match_model_needs_both_groups_and_enough_pairs():
     values = np.linspace(0, 1, 500)
-    assert compare.MatchModel.learn({"a": values}, np.zeros(500, bool)) is None
-    assert compare.MatchModel.learn({"a": values}, np.ones(500, bool)) is None
-    assert compare.MatchModel.learn({"a": values[:50]}, values[:50] > 0.5) is None
+    assert decide_model.MatchModel.learn({"a": values}, np.zeros(500, bool)) is None
+    assert decide_model.MatchModel.learn({"a": values}, np.ones(500, bool)) is None
+    assert decide_model.MatchModel.learn({"a": values[:50]}, values[:50] > 0.5) is None
     frame = pd.DataFrame({"name": ["ann", "anne", "bob"]})
     few = lf.score(frame, pd.DataFrame({"left": [0, 0], "right": [1, 2]}), "name")
     assert few["match_probability"].isna().all()  # nothing to learn from
     assert few.attrs["lsh_frame"]["model"] is None
-    assert (few["match"] == (few["score"] >= compare.DEFAULT_MIN_SCORE)).all()
+    assert (few["match"] == (few["score"] >= decide_cut.DEFAULT_MIN_SCORE)).all()
     given = lf.score(
         frame, pd.DataFrame({"left": [0], "right": [1]}), "name", min_score=0.5
     )
@@ -655,15 +659,15 @@ def test_refined_model_finds_the_matches_the_provisional_split_left_out(
     # matches. Refining must take them back without admitting relatives. The
     # one-step model reads the scores the refined one learned from: the
     # decision's readings of names (crossed, familiar forms, initials) are off.
-    monkeypatch.setattr(compare, "check_tables", lambda plan, *_, **__: plan)
+    monkeypatch.setattr(decide_score, "check_tables", lambda plan, *_, **__: plan)
     people = lf.datasets.make_customers(5_000, seed=1)
     columns = [column for column in people.columns if column != "entity_id"]
     scored = lf.pairs(people[columns], columns)
     fields = [f"{column}_score" for column in columns]
     levels = {
-        name: compare.MatchModel.levels(scored[name].to_numpy()) for name in fields
+        name: decide_model.MatchModel.levels(scored[name].to_numpy()) for name in fields
     }
-    one_step = compare.MatchModel.learn_levels(
+    one_step = decide_model.MatchModel.learn_levels(
         levels, (scored["score"] >= scored.attrs["lsh_frame"]["min_score"]).to_numpy()
     )
     before = lf.evaluate(
@@ -698,12 +702,12 @@ def test_refined_model_rejects_em_that_takes_relatives_for_people():
         )
     truth = np.arange(matches + relatives + strangers) < matches
     levels = {
-        name: compare.MatchModel.levels(values) for name, values in scores.items()
+        name: decide_model.MatchModel.levels(values) for name, values in scores.items()
     }
     combined = np.mean(np.column_stack(list(scores.values())), axis=1)
-    provisional = combined >= compare.auto_min_score(combined)
-    one_step = compare.MatchModel.learn_levels(levels, provisional)
-    refined, fit = compare.MatchModel.refine(levels, one_step)
+    provisional = combined >= decide_cut.auto_min_score(combined)
+    one_step = decide_model.MatchModel.learn_levels(levels, provisional)
+    refined, fit = decide_model.MatchModel.refine(levels, one_step)
     found = refined.probability_of_levels(levels) >= 0.5
     precision = (found & truth).sum() / found.sum()
     assert precision > 0.95
@@ -739,7 +743,7 @@ def test_a_learned_model_decides_a_later_batch():
     assert quality.precision > 0.9
     assert quality.recall > 0.9
     # The same model object works too, and an explicit comparison is respected.
-    model = compare.MatchModel.from_dict(learned)
+    model = decide_model.MatchModel.from_dict(learned)
     again = lf.pairs(saved[columns], columns, other=batch[columns], min_score=model)
     pd.testing.assert_frame_equal(again, found)
 
@@ -777,7 +781,7 @@ def test_refinement_is_skipped_with_few_fields_and_never_flips_a_field():
     assert refined["fit"]["em_kept"] is True
     for weights in (field["weight"] for field in refined["fields"].values()):
         assert weights[-1] < max(weights[:-1])
-    flipped = compare.MatchModel(
+    flipped = decide_model.MatchModel(
         prior=0.2,
         m={"a": np.array([0.2, 0.3, 0.5])},
         u={"a": np.array([0.5, 0.3, 0.2])},
@@ -786,7 +790,7 @@ def test_refinement_is_skipped_with_few_fields_and_never_flips_a_field():
     assert not flipped.sound
     # Differing may point slightly towards a match among candidates (movers
     # differ on the street, relatives share it) as long as agreeing weighs more.
-    movers = compare.MatchModel(
+    movers = decide_model.MatchModel(
         prior=0.2,
         m={"street": np.array([0.6, 0.1, 0.3])},
         u={"street": np.array([0.3, 0.45, 0.25])},
@@ -803,7 +807,7 @@ def test_a_learned_model_with_bad_comparisons_is_refused(compare_value):
     columns = ["given_name", "surname", "email", "date_of_birth"]
     learned = lf.pairs(people, columns).attrs["lsh_frame"]["model"]
     with pytest.raises(lf.ConfigError, match="compare"):
-        compare.MatchModel.from_dict({**learned, "compare": compare_value})
+        decide_model.MatchModel.from_dict({**learned, "compare": compare_value})
 
 
 # ----------------------------------------------------------------------------
@@ -868,18 +872,18 @@ def scored_pair(first, second, comparison):
 
 @pytest.mark.parametrize("comparison", ["ratio", "token_sort_ratio", "levenshtein"])
 def test_values_within_the_fuzzy_bound_are_compared_whole(comparison):
-    bound = compare.FUZZY_MAX_CHARS
+    bound = compare_text.FUZZY_MAX_CHARS
     # Exactly the bound in characters, one byte more (the cut is in characters).
     first = "é" + long_text(1, bound - 1)
     second = first[:-50] + long_text(2, 50)  # they differ only at the end
-    scorer, scale = compare.SCORERS[comparison]
+    scorer, scale = compare_text.SCORERS[comparison]
     expected = scorer(first, second) / scale
     assert scored_pair(first, second, comparison)["text_score"] == expected < 1
 
 
 @pytest.mark.parametrize("comparison", ["ratio", "token_sort_ratio"])
 def test_long_values_differing_after_the_bound_score_as_their_prefixes(comparison):
-    bound = compare.FUZZY_MAX_CHARS
+    bound = compare_text.FUZZY_MAX_CHARS
     first = long_text(3, 1_000_000)
     # A change within the bound, and the rest of the value entirely different.
     rest = long_text(4, 1_000_000 - bound, alphabet=b"0123456789")
@@ -893,25 +897,25 @@ def test_long_values_differing_after_the_bound_score_as_their_prefixes(compariso
 
 def test_fuzzy_comparisons_receive_at_most_the_bound(monkeypatch):
     seen = []
-    cpdist = compare.process.cpdist
+    cpdist = compare_text.process.cpdist
 
     def recording(queries, choices, **options):
         seen.extend(len(value) for value in [*queries, *choices])
         return cpdist(queries, choices, **options)
 
-    monkeypatch.setattr(compare.process, "cpdist", recording)
+    monkeypatch.setattr(compare_text.process, "cpdist", recording)
     huge = "é" + long_text(5, 300_000)
     frame = pd.DataFrame({"text": [huge, huge[:-1] + "z", "short value", huge[:3_000]]})
     pairs = pd.DataFrame({"left": [0, 0, 0, 1], "right": [1, 2, 3, 2]})
     scored = lf.score(frame, pairs, [lf.Field("text", compare="ratio")], min_score=0.5)
-    assert max(seen) == compare.FUZZY_MAX_CHARS  # cut, in characters
-    assert sorted(set(seen)) == [11, 3_000, compare.FUZZY_MAX_CHARS]
+    assert max(seen) == compare_text.FUZZY_MAX_CHARS  # cut, in characters
+    assert sorted(set(seen)) == [11, 3_000, compare_text.FUZZY_MAX_CHARS]
     assert scored["text_score"].tolist()[0] == 1.0  # equal prefixes
 
 
 def test_a_few_pairs_score_in_one_pass_as_field_by_field(monkeypatch):
     """Fields sharing one dictionary (a few pairs) score exactly as one by one."""
-    from lsh_frame import compare as module
+    from lsh_frame.compare import fields as compare_fields
 
     people = lf.datasets.make_customers(300, seed=9)
     frame = people.drop(columns="entity_id").assign(
@@ -946,7 +950,7 @@ def test_a_few_pairs_score_in_one_pass_as_field_by_field(monkeypatch):
     )
     together = lf.score(frame, pairs, fields, min_score=0.7)
     linked = lf.score(left, link_pairs, fields, other=right, min_score=0.7)
-    monkeypatch.setattr(module, "THREADED_PAIRS", 0)
+    monkeypatch.setattr(compare_fields, "THREADED_PAIRS", 0)
     apart = lf.score(frame, pairs, fields, min_score=0.7)
     pd.testing.assert_frame_equal(together, apart, check_exact=True)
     pd.testing.assert_frame_equal(
@@ -986,7 +990,7 @@ def test_whole_value_scorers_ignore_punctuation_at_the_ends(comparison):
     scored = lf.score(
         frame, pairs, [lf.Field("value", compare=comparison)], min_score=0.5
     )
-    scorer, scale = compare.SCORERS[comparison]
+    scorer, scale = compare_text.SCORERS[comparison]
     expected = [
         scorer(_strip_edge_punctuation(a), _strip_edge_punctuation(b)) / scale
         for a, b in zip(left, right, strict=True)

@@ -11,9 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lsh_frame as lf
-from lsh_frame import blocking
-from lsh_frame.blocking import compound_field, is_compound_label
-from lsh_frame.compare import added_by_compound, found_only_by, weak_keys
+from lsh_frame.block import compound, defaults, fields
+from lsh_frame.block import keys as block_keys
+from lsh_frame.block.keys import compound_field, is_compound_label
+from lsh_frame.decide.weak_keys import added_by_compound, found_only_by, weak_keys
 from tests.conftest import dask_pairs_as_pandas
 
 
@@ -86,7 +87,9 @@ def test_compound_keys_need_every_column(rows):
 
 def test_a_missing_value_is_not_part_of_a_compound_value():
     frame = pd.DataFrame({"one": ["a", "a", None, None], "two": ["x", None, "x", None]})
-    keys, valid = blocking._exact_keys(frame, compound_field(("one", "two")), owner="t")
+    keys, valid = block_keys._exact_keys(
+        frame, compound_field(("one", "two")), owner="t"
+    )
     assert valid.tolist() == [True, False, False, False]
     assert keys.shape == (4, 1)
 
@@ -130,7 +133,7 @@ def test_compound_pairs_do_not_change_the_other_pairs_decisions(monkeypatch):
     found = with_keys["found_by"].astype(str)
     assert found.str.contains("&&").any(), "the test needs a compound key"
     assert added_by_compound(with_keys).any(), "and pairs only compound keys found"
-    monkeypatch.setattr(blocking, "COMPOUND_MAX_COLUMNS", 0)
+    monkeypatch.setattr(compound, "COMPOUND_MAX_COLUMNS", 0)
     without_keys = lf.pairs(frame[columns], columns)
     assert not without_keys["found_by"].astype(str).str.contains("&&").any()
     both = with_keys.merge(without_keys, on=["left", "right"], suffixes=("", "_old"))
@@ -149,7 +152,7 @@ def test_compound_pairs_do_not_change_the_other_pairs_decisions(monkeypatch):
 
 def test_compound_key_budget(monkeypatch):
     frame = people()
-    monkeypatch.setattr(blocking, "COMPOUND_PAIRS_PER_RECORD", 0.0)
+    monkeypatch.setattr(compound, "COMPOUND_PAIRS_PER_RECORD", 0.0)
     report = lf.blocking_report(frame, ["given", "surname", "dob"])
     said = "\n".join(report.decisions)
     assert "surname&&dob: no compound key" in said
@@ -158,7 +161,7 @@ def test_compound_key_budget(monkeypatch):
 
 def test_no_compound_key_among_many_columns(monkeypatch):
     frame = people()
-    monkeypatch.setattr(blocking, "COMPOUND_MAX_COLUMNS", 2)
+    monkeypatch.setattr(compound, "COMPOUND_MAX_COLUMNS", 2)
     report = lf.blocking_report(frame, ["given", "surname", "dob"])
     assert not any("compound" in line for line in report.decisions)
 
@@ -217,13 +220,13 @@ def test_a_small_batch_keys_compound_fields_as_a_large_table_does():
     frame = people(40)
     spec = compound_field(("surname", "dob"))
     keys = [
-        blocking.BlockingKey(spec, "exact"),
-        blocking.BlockingKey(blocking.identifier_field("given"), "exact"),
-        blocking.BlockingKey(blocking.identifier_field("surname"), "exact"),
+        fields.BlockingKey(spec, "exact"),
+        fields.BlockingKey(defaults.identifier_field("given"), "exact"),
+        fields.BlockingKey(defaults.identifier_field("surname"), "exact"),
     ]
     for rows in (frame.iloc[:3], frame):
-        sides = blocking.table_keys(rows, keys, num_perm=8, seed=1, owner="t")
-        want, valid = blocking._exact_keys(rows, spec, owner="t")
+        sides = block_keys.table_keys(rows, keys, num_perm=8, seed=1, owner="t")
+        want, valid = block_keys._exact_keys(rows, spec, owner="t")
         np.testing.assert_array_equal(sides[0].keys, want)
         np.testing.assert_array_equal(sides[0].valid, valid)
 

@@ -218,7 +218,7 @@ def test_an_unclear_split_is_read_as_in_pandas(
     people: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # No valley counts as clear: EM may then grow the matches freely, in both.
-    monkeypatch.setattr(lf.model, "_CLEAR_VALLEY", -1.0)
+    monkeypatch.setattr(lf.decide.cut, "_CLEAR_VALLEY", -1.0)
     ddf, df = as_dask(people, 3)
     want = df.lsh.pairs(COLUMNS)
     assert want.attrs["lsh_frame"]["model"]["fit"]["split"] == "unclear"

@@ -15,8 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pandas.testing import assert_frame_equal
 
-from lsh_frame import _wordlists, datasets
-from lsh_frame.datasets import make_customers, true_pairs
+from lsh_frame.datasets import corruption, population
+from lsh_frame.datasets import customers as customers_module
+from lsh_frame.datasets import wordlists as _wordlists
+from lsh_frame.datasets.customers import make_customers, true_pairs
 from lsh_frame.errors import LshFrameError
 
 COLUMNS = [
@@ -513,7 +515,7 @@ def test_keyboard_typos_make_exactly_one_edit() -> None:
     words = np.array(
         [*_wordlists.SURNAMES, "J", "12 Harbour Street", "4/17 Kings Road", "Zoë"]
     )
-    edited = datasets._keyboard_typos(words, datasets._Random(2))
+    edited = corruption._keyboard_typos(words, population._Random(2))
     for before, after in zip(words.tolist(), edited.tolist(), strict=True):
         assert optimal_string_alignment(before, after) == 1, (before, after)
         assert after
@@ -521,7 +523,7 @@ def test_keyboard_typos_make_exactly_one_edit() -> None:
 
 def test_keyboard_typos_use_neighbouring_keys() -> None:
     words = np.array(["Mmmm"] * 500)
-    edited = datasets._keyboard_typos(words, datasets._Random(3)).tolist()
+    edited = corruption._keyboard_typos(words, population._Random(3)).tolist()
     substituted = [word for word in edited if len(word) == 4 and word != "Mmmm"]
     assert substituted
     letters = {letter for word in substituted for letter in word.lower()}
@@ -530,7 +532,7 @@ def test_keyboard_typos_use_neighbouring_keys() -> None:
 
 def test_digit_errors_keep_prefix_and_length() -> None:
     phones = np.array(["0412345678", "0298765432", "0400000000"] * 100)
-    edited = datasets._digit_errors(phones, datasets._Random(4), keep=2)
+    edited = corruption._digit_errors(phones, population._Random(4), keep=2)
     for before, after in zip(phones.tolist(), edited.tolist(), strict=True):
         assert after != before
         assert after[:2] == before[:2]
@@ -540,7 +542,7 @@ def test_digit_errors_keep_prefix_and_length() -> None:
 def test_birth_day_shift_swaps_day_and_month_or_moves_a_day() -> None:
     dates = np.array(["1980-03-07", "1980-03-03", "1999-12-25", "2001-11-12"])
     days = (dates.astype("datetime64[D]") - np.datetime64("1970-01-01")).astype(int)
-    shifted = datasets._shift_birth_days(days, datasets._Random(5))
+    shifted = corruption._shift_birth_days(days, population._Random(5))
     result = (np.datetime64("1970-01-01") + shifted).astype(str).tolist()
     assert result[0] == "1980-07-03"
     assert result[1] in {"1980-03-02", "1980-03-04"}
@@ -580,6 +582,6 @@ def test_keyboard_neighbours_are_mutual() -> None:
 
 
 def test_docstring_examples() -> None:
-    result = doctest.testmod(datasets, optionflags=doctest.NORMALIZE_WHITESPACE)
+    result = doctest.testmod(customers_module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0
     assert result.failed == 0

@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import lsh_frame as lf
-from lsh_frame import transitive
 from lsh_frame.config import ShingleConfig
+from lsh_frame.decide import closing as transitive
 from lsh_frame.explain import shingle_texts
 
 

@@ -12,7 +12,7 @@ import pytest
 
 import lsh_frame as lf
 import lsh_frame.dask as lfd
-from lsh_frame.identical import COLLAPSE_ABOVE, group_rows, row_hashes
+from lsh_frame.block.identical import COLLAPSE_ABOVE, group_rows, row_hashes
 
 FIELDS = ["name", "dob"]
 

@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 import lsh_frame as lf
-from lsh_frame import index as index_module
+from lsh_frame.index import index as index_module
+from lsh_frame.index import tables
 
 COLUMNS = ["given_name", "surname", "date_of_birth", "postcode", "phone"]
 
@@ -484,12 +485,12 @@ def test_the_built_tables_tokens_are_those_of_the_general_path(monkeypatch, slic
     frame = lf.datasets.make_customers(400, seed=4).drop(columns="entity_id")
     columns = list(frame.columns)
     monkeypatch.setattr(kernel, "SLICE", slice_size)
-    records, hashes = index_module._token_pairs(frame, columns, "test")
+    records, hashes = tables._token_pairs(frame, columns, "test")
     vocabulary = index_module._build_vocabulary(hashes, len(frame))
     # The general path (new records' tokens, searched in the vocabulary).
     weights, looked_up = vocabulary.weigh(hashes)
-    norms = index_module._norms(records, weights, len(frame))
-    general = index_module._tokens_of(records, hashes, weights, looked_up, 0)
+    norms = tables._norms(records, weights, len(frame))
+    general = tables._tokens_of(records, hashes, weights, looked_up, 0)
     assert looked_up.sum() < looked_up.size  # some tokens are too common
     built_norms = index_module._built_norms(records, vocabulary, len(frame))
     built = index_module._built_tokens(records, vocabulary)
@@ -506,7 +507,7 @@ def test_the_built_tables_tokens_are_those_of_the_general_path(monkeypatch, slic
 
 def test_an_index_reads_long_values_by_the_rule_it_was_saved_with(tmp_path):
     """New records' tokens follow the index's own rule for long values."""
-    from lsh_frame import neighbours
+    from lsh_frame.block import neighbours
 
     rng = np.random.default_rng(2)
     words = ["".join(rng.choice(list("abcdefghij"), 6)) for _ in range(500)]
@@ -532,10 +533,10 @@ def test_an_index_reads_long_values_by_the_rule_it_was_saved_with(tmp_path):
     assert before._long_words is None
     new = frame.iloc[250:]
     columns = ["title", "description"]
-    with_rule = index_module._token_pairs(
+    with_rule = tables._token_pairs(
         new, columns, "t", long_words=neighbours.LONG_VALUE_WORDS
     )[1]
-    without = index_module._token_pairs(new, columns, "t", long_words=None)[1]
+    without = tables._token_pairs(new, columns, "t", long_words=None)[1]
     assert without.size > with_rule.size
     seen = {}
     original = index_module._token_pairs

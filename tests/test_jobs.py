@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lsh_frame as lf
-from lsh_frame.jobs import one_to_one_edges
+from lsh_frame.decide.one_to_one import one_to_one_edges
 
 COLUMNS = ["given_name", "surname", "street_address", "date_of_birth", "email"]
 

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 import lsh_frame as lf
-from lsh_frame import blocking
-from lsh_frame._labels import hash_labels, hash_values, label_text
+from lsh_frame.block import defaults
+from lsh_frame.text.labels import hash_labels, hash_values, label_text
 
 COLUMNS = list(lf.datasets.TEXT_COLUMNS)
 
@@ -84,6 +84,6 @@ def test_value_hashes_read_values_as_every_stage_does():
     )
     vectors = typed.assign(vector=[[1.0], [2.0], [3.0]])
     assert hash_values(vectors, ["name", "vector"]) is None
-    hashes, by_values = blocking.sample_hashes(vectors, ["name", "vector"], seed=1)
+    hashes, by_values = defaults.sample_hashes(vectors, ["name", "vector"], seed=1)
     assert not by_values
-    np.testing.assert_array_equal(hashes, blocking.label_hashes(vectors.index, 1))
+    np.testing.assert_array_equal(hashes, defaults.label_hashes(vectors.index, 1))

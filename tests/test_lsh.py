@@ -8,7 +8,7 @@ import pytest
 import lsh_frame as lf
 from lsh_frame._kernels import keys as key_kernels
 from lsh_frame._kernels import minhash as kernels
-from lsh_frame.lsh import candidate_probability
+from lsh_frame.sketch.banding import candidate_probability
 
 
 @pytest.mark.parametrize("threshold", [0.2, 0.35, 0.5, 0.65, 0.8, 0.95])

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lsh_frame as lf
-from lsh_frame import model as model_module
+from lsh_frame.decide import cut as decide_cut
 from lsh_frame.errors import ConfigError
 
 
@@ -36,20 +36,19 @@ PROBABILITIES = st.lists(
 @given(PROBABILITIES, st.integers(min_value=0, max_value=40))
 def test_the_cut_matches_a_reference_and_parts_add_up(probabilities, split):
     values = np.array(probabilities, dtype=np.float64)
-    whole = model_module.expected_f1_cut(*model_module.probability_counts(values))
+    whole = decide_cut.expected_f1_cut(*decide_cut.probability_counts(values))
     want = reference_cut(probabilities)
     assert whole == pytest.approx(want, abs=1e-12)
     assert 0 < whole[0] <= 0.5
     parts = [
-        model_module.probability_counts(part)
-        for part in (values[:split], values[split:])
+        decide_cut.probability_counts(part) for part in (values[:split], values[split:])
     ]
-    merged = model_module.expected_f1_cut(*model_module.merge_probability_counts(parts))
+    merged = decide_cut.expected_f1_cut(*decide_cut.merge_probability_counts(parts))
     assert merged == whole
 
 
 def test_nan_probabilities_are_left_out() -> None:
-    values, counts = model_module.probability_counts(np.array([0.9, np.nan, 0.9, 0.1]))
+    values, counts = decide_cut.probability_counts(np.array([0.9, np.nan, 0.9, 0.1]))
     np.testing.assert_array_equal(values, [0.1, 0.9])
     np.testing.assert_array_equal(counts, [1, 2])
 
@@ -61,8 +60,8 @@ def test_on_calibrated_probabilities_the_cut_beats_one_half() -> None:
         [rng.beta(8, 2, 20_000), rng.beta(2, 5, 60_000), rng.uniform(0.3, 0.5, 8_000)]
     )
     true = rng.random(probability.size) < probability
-    cut, expected = model_module.expected_f1_cut(
-        *model_module.probability_counts(probability)
+    cut, expected = decide_cut.expected_f1_cut(
+        *decide_cut.probability_counts(probability)
     )
     assert cut < 0.45
 
@@ -81,9 +80,9 @@ def test_a_learned_model_keeps_its_cut_and_old_models_decide_at_one_half(
     learned = people_1500_pairs.attrs["lsh_frame"]["model"]
     cut = learned["match_cut"]
     assert cut == pytest.approx(learned["fit"]["expected_f1"] / 2, abs=1e-4)
-    model = lf.compare.MatchModel.from_dict(learned)
+    model = lf.decide.model.MatchModel.from_dict(learned)
     assert model.match_cut == cut
-    assert lf.compare.MatchModel.from_dict(model.to_dict()).match_cut == cut
+    assert lf.decide.model.MatchModel.from_dict(model.to_dict()).match_cut == cut
     probability = people_1500_pairs["match_probability"]
     np.testing.assert_array_equal(people_1500_pairs["match"], probability >= cut)
     # A model saved before the cut existed decides at 0.5, as it did.
@@ -99,7 +98,7 @@ def test_a_model_with_a_wrong_cut_is_refused(
 ) -> None:
     learned = {**people_1500_pairs.attrs["lsh_frame"]["model"], "match_cut": cut}
     with pytest.raises(ConfigError, match="match_cut"):
-        lf.compare.MatchModel.from_dict(learned)
+        lf.decide.model.MatchModel.from_dict(learned)
 
 
 def test_explain_shows_the_cut(

@@ -12,10 +12,10 @@ import pytest
 import reference
 
 import lsh_frame as lf
-from lsh_frame._arrow import signature_matrix
 from lsh_frame._kernels import minhash as kernels
 from lsh_frame._kernels import sketch
-from lsh_frame.minhash import signer
+from lsh_frame.sketch.minhash import signer
+from lsh_frame.sketch.minhash_arrow import signature_matrix
 
 NAMES = pd.Series(
     ["john smith", "jon smith", "smith john", "mary o'brien", "東京タワー", "Zoë",
@@ -197,7 +197,7 @@ def test_identical_in_a_separate_process():
     code = textwrap.dedent(
         """
         import hashlib, pandas as pd, lsh_frame as lf
-        from lsh_frame._arrow import signature_matrix
+        from lsh_frame.sketch.minhash_arrow import signature_matrix
         values = pd.Series(%r, name="name")
         for scheme in ("affine32", "mersenne61", "fss32"):
             matrix, valid = signature_matrix(lf.minhash(values, scheme=scheme, seed=7))
@@ -415,7 +415,7 @@ def test_duplicate_index_labels_are_kept_positionally():
 def test_repeated_values_are_signed_once_and_copied_exactly():
     # Above a few thousand rows, a column of repeating values is signed per
     # distinct value; rows must get exactly what signing them alone gives.
-    from lsh_frame._arrow import signature_matrix
+    from lsh_frame.sketch.minhash_arrow import signature_matrix
 
     values = pd.Series(["ann lee", "bob", None, "", "ann  lee", "Zoë"] * 1_000)
     many, many_valid = signature_matrix(lf.minhash(values, seed=5))
@@ -432,7 +432,7 @@ def test_in_order_gives_every_result_in_order_on_several_threads():
     import threading
     import time
 
-    from lsh_frame.minhash import in_order
+    from lsh_frame.sketch.minhash import in_order
 
     seen = set()
 
@@ -451,7 +451,7 @@ def test_in_order_gives_every_result_in_order_on_several_threads():
 def test_in_order_keeps_few_results_under_way_and_stops_when_the_reader_does():
     import threading
 
-    from lsh_frame.minhash import in_order
+    from lsh_frame.sketch.minhash import in_order
 
     lock = threading.Lock()
     started = []
@@ -469,7 +469,7 @@ def test_in_order_keeps_few_results_under_way_and_stops_when_the_reader_does():
 
 
 def test_in_order_raises_the_error_of_an_item():
-    from lsh_frame.minhash import in_order
+    from lsh_frame.sketch.minhash import in_order
 
     def work(item):
         if item == 5:

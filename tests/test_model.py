@@ -1,4 +1,4 @@
-"""The match model's levels, its provisional cut and saved models (lsh_frame.model)."""
+"""The match model's levels, its provisional cut and saved models (lsh_frame.decide)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lsh_frame as lf
-from lsh_frame import model
+from lsh_frame.compare import levels as compare_levels
+from lsh_frame.decide import cut as decide_cut
+from lsh_frame.decide import learn, model
 
 
 @settings(max_examples=60, deadline=None)
@@ -23,8 +25,8 @@ from lsh_frame import model
 )
 def test_levels_count_the_cuts_a_score_falls_below(values):
     scores = np.array(values, dtype=np.float64)
-    cuts = model.LEVEL_CUTS
-    levels = model.levels_of(scores, cuts)
+    cuts = compare_levels.LEVEL_CUTS
+    levels = compare_levels.levels_of(scores, cuts)
     for value, level in zip(values, levels.tolist(), strict=True):
         if np.isnan(value):
             assert level == len(cuts) + 1
@@ -33,9 +35,12 @@ def test_levels_count_the_cuts_a_score_falls_below(values):
 
 
 def test_level_names_describe_each_level():
-    names = model.level_names((0.99, 0.8))
+    names = compare_levels.level_names((0.99, 0.8))
     assert names == [">= 0.99", "[0.8, 0.99)", "< 0.8"]
-    assert len(model.level_names(model.LEVEL_CUTS)) == len(model.LEVEL_CUTS) + 1
+    assert (
+        len(compare_levels.level_names(compare_levels.LEVEL_CUTS))
+        == len(compare_levels.LEVEL_CUTS) + 1
+    )
 
 
 def test_the_cut_ignores_a_small_bump_at_the_top():
@@ -47,7 +52,7 @@ def test_the_cut_ignores_a_small_bump_at_the_top():
     high = rng.normal(0.88, 0.07, 15_000)
     spike = np.ones(400)
     scores = np.clip(np.concatenate([low, high, spike]), 0, 1)
-    cut = model.auto_min_score(scores)
+    cut = decide_cut.auto_min_score(scores)
     assert 0.7 <= cut <= 0.8
     assert (high >= cut).mean() > 0.9
 
@@ -55,7 +60,7 @@ def test_the_cut_ignores_a_small_bump_at_the_top():
 def test_one_group_of_scores_has_no_valley():
     rng = np.random.default_rng(4)
     scores = np.clip(rng.normal(0.45, 0.12, 5_000), 0, 1)
-    assert model.auto_min_score(scores) == model.DEFAULT_MIN_SCORE
+    assert decide_cut.auto_min_score(scores) == decide_cut.DEFAULT_MIN_SCORE
 
 
 def test_a_clear_valley_is_told_from_a_dip_below_near_copies():
@@ -63,9 +68,9 @@ def test_a_clear_valley_is_told_from_a_dip_below_near_copies():
     two_groups = np.concatenate(
         [rng.normal(0.4, 0.05, 900), rng.normal(0.95, 0.02, 100)]
     )
-    cut, depth = model.ScoreSpread.of(two_groups).valley()
-    assert depth < 0.1 and model.ScoreSpread.of(two_groups).clear
-    assert cut == model.auto_min_score(two_groups)
+    cut, depth = decide_cut.ScoreSpread.of(two_groups).valley()
+    assert depth < 0.1 and decide_cut.ScoreSpread.of(two_groups).clear
+    assert cut == decide_cut.auto_min_score(two_groups)
     # Copies of citations: matches spread over the upper half with no valley
     # above the non-matches, and a spike of near-copies at the top. The only
     # valley is the dip below the spike: the cut, but not a clear one.
@@ -80,15 +85,20 @@ def test_a_clear_valley_is_told_from_a_dip_below_near_copies():
         0,
         1,
     )
-    cut, depth = model.ScoreSpread.of(spread).valley()
+    cut, depth = decide_cut.ScoreSpread.of(spread).valley()
     assert cut >= 0.9
-    assert model.ScoreSpread.of(spread).clear is (depth <= model._CLEAR_VALLEY)
-    assert not model.ScoreSpread.of(spread).clear
+    assert decide_cut.ScoreSpread.of(spread).clear is (
+        depth <= decide_cut._CLEAR_VALLEY
+    )
+    assert not decide_cut.ScoreSpread.of(spread).clear
     # One group: no valley at all. The default cut is kept with the model's
     # usual guards (clear), as without the test: nothing says it is a dip.
     one = np.clip(rng.normal(0.45, 0.12, 5_000), 0, 1)
-    assert model.ScoreSpread.of(one).valley() == (model.DEFAULT_MIN_SCORE, None)
-    assert model.ScoreSpread.of(one).clear
+    assert decide_cut.ScoreSpread.of(one).valley() == (
+        decide_cut.DEFAULT_MIN_SCORE,
+        None,
+    )
+    assert decide_cut.ScoreSpread.of(one).clear
 
 
 def _levelled(rng, size, shares):
@@ -135,7 +145,7 @@ def test_em_finds_the_matches_an_unclear_split_left_out():
     }
     truth = np.arange(matches + others) < matches
     combined = np.mean(np.column_stack(list(scores.values())), axis=1)
-    spread = model.ScoreSpread.of(combined)
+    spread = decide_cut.ScoreSpread.of(combined)
     assert not spread.clear
     levels = {name: model.MatchModel.levels(values) for name, values in scores.items()}
     start = model.MatchModel.learn_levels(levels, combined >= spread.cut())
@@ -187,7 +197,7 @@ def test_a_pair_whose_only_shared_evidence_disagrees_is_no_match():
     # The prior says most candidates match (0.72); the one field both records
     # hold differs a little more among matches than among non-matches. The
     # posterior stays above 0.5, but nothing speaks for a match.
-    from lsh_frame import compare
+    from lsh_frame.decide import matches as decide_matches
 
     learned = model.MatchModel(
         prior=0.72,
@@ -204,7 +214,7 @@ def test_a_pair_whose_only_shared_evidence_disagrees_is_no_match():
         "dob": np.array([3, 0, 3, 4]),  # differs, agrees, differs, missing
         "city": np.array([4, 4, 0, 4]),  # missing, missing, agrees, missing
     }
-    probability, match = compare.decide(None, learned, levels, None)  # type: ignore[arg-type]
+    probability, match = decide_matches.decide(None, learned, levels, None)  # type: ignore[arg-type]
     assert probability[0] > 0.5 and probability[3] > 0.5  # the prior alone
     assert match.tolist() == [False, True, True, False]
     assert learned.speaks_for(levels).tolist() == [False, True, True, False]
@@ -215,8 +225,8 @@ def test_a_saved_model_keeps_its_cuts_and_older_models_still_decide():
     columns = ["given_name", "surname", "date_of_birth", "email"]
     scored = lf.pairs(people, columns)
     learned = scored.attrs["lsh_frame"]["model"]
-    assert learned["cuts"] == list(model.LEVEL_CUTS)
-    assert len(learned["levels"]) == len(model.LEVEL_CUTS) + 1
+    assert learned["cuts"] == list(compare_levels.LEVEL_CUTS)
+    assert len(learned["levels"]) == len(compare_levels.LEVEL_CUTS) + 1
     again = lf.score(
         people,
         scored[["left", "right", "found_by"]],
@@ -229,7 +239,7 @@ def test_a_saved_model_keeps_its_cuts_and_older_models_still_decide():
     # The pairs only the neighbours key (or a weak key) found are read with
     # their own prior; without found_by every pair is read with the model's.
     assert "record_neighbours" in learned["alone_keys"]
-    alone = lf.compare.found_only_by(scored, tuple(learned["alone_keys"]))
+    alone = lf.decide.weak_keys.found_only_by(scored, tuple(learned["alone_keys"]))
     assert alone.any() and 0 < learned["alone_prior"] < learned["prior"]
     unknown = lf.score(people, scored[["left", "right"]], columns, min_score=learned)[
         "match_probability"
@@ -278,7 +288,7 @@ def test_evidence_adds_up_to_each_pairs_match_probability():
     columns = ["given_name", "surname", "date_of_birth", "email"]
     scored = lf.pairs(people, columns)
     learned = model.MatchModel.from_dict(scored.attrs["lsh_frame"]["model"])
-    alone = lf.compare.found_only_by(scored, learned.alone_keys)
+    alone = lf.decide.weak_keys.found_only_by(scored, learned.alone_keys)
     identical = (scored["found_by"] == "identical").to_numpy()
     assert alone.any() and learned.alone_prior is not None
     evidence = learned.evidence(
@@ -326,14 +336,14 @@ def test_finer_levels_keep_signal_in_the_middle_of_the_scale():
     assert fine is not None
     found = fine.probability({"title": title}) >= 0.5
     assert (found == truth).mean() > 0.99
-    classic = model.levels_of(title, (0.99, 0.8))
+    classic = compare_levels.levels_of(title, (0.99, 0.8))
     assert np.unique(classic).tolist() == [1]
 
 
 def test_fields_that_differ_together_are_grouped():
     rng = np.random.default_rng(6)
     size = 5_000
-    size_levels = len(model.LEVEL_CUTS) + 1
+    size_levels = len(compare_levels.LEVEL_CUTS) + 1
     moved = rng.random(size) < 0.3
     # street and city change together (a move); name differs on its own.
     street = np.where(moved, size_levels - 1, 0)
@@ -358,13 +368,13 @@ def _agrees(
 ) -> np.ndarray:
     """Top level where a pair agrees (by its class's share), else the lowest."""
     share = np.where(truth, share_matches, share_others)
-    return np.where(rng.random(truth.size) < share, 0, len(model.LEVEL_CUTS))
+    return np.where(rng.random(truth.size) < share, 0, len(compare_levels.LEVEL_CUTS))
 
 
 def test_leaving_out_fields_that_differ_together_finds_people_who_moved():
     rng = np.random.default_rng(7)
     size = 40_000
-    bottom = len(model.LEVEL_CUTS)
+    bottom = len(compare_levels.LEVEL_CUTS)
     truth = rng.random(size) < 0.1
     moved = truth & (rng.random(size) < 0.3)
     # Matches mostly agree on name and birth date; a third of them moved
@@ -414,9 +424,9 @@ def test_long_text_fields_are_read_at_finer_levels():
     info = scored.attrs["lsh_frame"]
     assert info["compare"]["title"] == "tfidf"
     learned = info["model"]
-    assert learned["field_cuts"] == {"title": list(model.FINE_CUTS)}
-    assert len(learned["fields"]["title"]["m"]) == len(model.FINE_CUTS) + 1
-    assert len(learned["fields"]["code"]["m"]) == len(model.LEVEL_CUTS) + 1
+    assert learned["field_cuts"] == {"title": list(compare_levels.FINE_CUTS)}
+    assert len(learned["fields"]["title"]["m"]) == len(compare_levels.FINE_CUTS) + 1
+    assert len(learned["fields"]["code"]["m"]) == len(compare_levels.LEVEL_CUTS) + 1
     again = lf.score(frame, pairs, ["title", "code"], min_score=learned)
     np.testing.assert_allclose(
         again["match_probability"].to_numpy(), scored["match_probability"].to_numpy()
@@ -424,7 +434,7 @@ def test_long_text_fields_are_read_at_finer_levels():
     broken = {**learned, "field_cuts": {"title": [0.3, 0.9]}}
     with pytest.raises(lf.ConfigError, match="cuts"):
         model.MatchModel.from_dict(broken)
-    elsewhere = {**learned, "field_cuts": {"nope": list(model.FINE_CUTS)}}
+    elsewhere = {**learned, "field_cuts": {"nope": list(compare_levels.FINE_CUTS)}}
     with pytest.raises(lf.ConfigError, match="field_cuts"):
         model.MatchModel.from_dict(elsewhere)
 
@@ -500,7 +510,7 @@ def _three_fields_model(cells: dict[int, tuple[float, float]]) -> model.MatchMod
 
 
 def test_fields_that_differ_together_weigh_as_one_observation():
-    bottom, missing = len(model.LEVEL_CUTS), len(model.LEVEL_CUTS) + 1
+    bottom, missing = len(compare_levels.LEVEL_CUTS), len(compare_levels.LEVEL_CUTS) + 1
     cells = {
         ("differ", 0b111): (0.05, 0.5),
         ("differ", 0b011): (0.1, 0.4),
@@ -545,7 +555,7 @@ def test_fields_that_differ_together_weigh_as_one_observation():
 
 
 def test_a_part_of_a_group_that_differs_weighs_as_one_observation():
-    bottom, missing = len(model.LEVEL_CUTS), len(model.LEVEL_CUTS) + 1
+    bottom, missing = len(compare_levels.LEVEL_CUTS), len(compare_levels.LEVEL_CUTS) + 1
     cells = {
         ("differ", 0b111): (0.05, 0.5),
         ("differ among more", 0b011): (0.08, 0.45),
@@ -594,7 +604,7 @@ def test_a_part_of_a_group_that_differs_weighs_as_one_observation():
     st.lists(st.floats(0, 1), min_size=60, max_size=60),
 )
 def test_shares_of_a_differing_part_match_a_python_reference(rows, shares):
-    bottom, missing = len(model.LEVEL_CUTS), len(model.LEVEL_CUTS) + 1
+    bottom, missing = len(compare_levels.LEVEL_CUTS), len(compare_levels.LEVEL_CUTS) + 1
     patterns = np.array(rows, dtype=np.intp)
     patterns[patterns == 4] = missing
     matched = np.array(shares[: len(rows)])
@@ -625,7 +635,7 @@ def _movers(seed: int) -> tuple[np.ndarray, ...]:
     household, the name, birth date, e-mail and place levels."""
     rng = np.random.default_rng(seed)
     size = 60_000
-    bottom = len(model.LEVEL_CUTS)
+    bottom = len(compare_levels.LEVEL_CUTS)
     truth = rng.random(size) < 0.1
     moved = truth & (rng.random(size) < 0.15)
     household = rng.random(size) < 0.2
@@ -638,7 +648,7 @@ def _movers(seed: int) -> tuple[np.ndarray, ...]:
 def test_refining_finds_people_who_moved_and_kept_their_phone(monkeypatch):
     truth, moved, household, name, born, email, place = _movers(11)
     surname = _agrees(np.random.default_rng(12), truth, 0.9, 0.3)
-    bottom = len(model.LEVEL_CUTS)
+    bottom = len(compare_levels.LEVEL_CUTS)
     # A household shares its phone; a person who moved kept theirs.
     phone = np.where(truth | household, 0, bottom)
     labels = ["name", "surname", "born", "email", "street", "city", "postcode"]
@@ -660,7 +670,7 @@ def test_refining_finds_people_who_moved_and_kept_their_phone(monkeypatch):
 def test_a_group_of_independent_fields_weighs_what_its_fields_add_up_to():
     rng = np.random.default_rng(8)
     size = 200_000
-    bottom = len(model.LEVEL_CUTS)
+    bottom = len(compare_levels.LEVEL_CUTS)
     truth = rng.random(size) < 0.2
     columns = [
         np.where(rng.random(size) < np.where(truth, share, 0.6), bottom, 0)
@@ -770,14 +780,14 @@ def test_a_split_whose_model_is_unsound_starts_again_from_pairs_that_agree():
     assert not unsound.sound
     taken_for = unsound.probability_of_levels(levels) >= 0.5
     assert (taken_for & truth).sum() / taken_for.sum() < 0.5
-    learned, fit = model.learn_model(list(levels), table, {}, clear=True)
+    learned, fit = learn.learn_model(list(levels), table, {}, clear=True)
     assert fit["start"] == model._START_AGREEING
     assert learned.sound
     found = learned.probability_of_levels(levels) >= 0.5
     hits = (found & truth).sum()
     assert hits / found.sum() > 0.9 and hits / sizes[0] > 0.5
     # A sound split is learned from as before: no new start.
-    _, kept = model.learn_model(list(levels), model.LevelTable.of(levels, truth), {})
+    _, kept = learn.learn_model(list(levels), model.LevelTable.of(levels, truth), {})
     assert "start" not in kept
 
 
@@ -792,7 +802,7 @@ def test_the_agreeing_split_counts_only_fields_both_records_fill():
         ],
         dtype=np.uint8,
     )
-    split = model._agreeing_split(
+    split = learn._agreeing_split(
         model.LevelTable(rows, np.array([5, 6, 7, 8])), np.array([4, 4, 4])
     )
     agreeing = {tuple(row[:-1]): bool(row[-1]) for row in split.rows.tolist()}
@@ -856,7 +866,7 @@ def _shipped_levels(name):
     saved = np.load(Path(__file__).parent / "data" / f"{name}.npz")
     labels = [str(label) for label in saved["labels"]]
     field_cuts = {
-        label: model.FINE_CUTS if fine else model.LEVEL_CUTS
+        label: compare_levels.FINE_CUTS if fine else compare_levels.LEVEL_CUTS
         for label, fine in zip(labels, saved["fine"], strict=True)
     }
     return (
@@ -870,7 +880,7 @@ def test_em_keeps_the_likelier_of_two_starts():
     """Level patterns of a citation table (counts only, no records) on which
     EM from the provisional split stops at a poorer fixed point."""
     labels, field_cuts, table = _shipped_levels("two_fixed_points")
-    learned, fit = model.learn_model(labels, table, field_cuts, clear=False)
+    learned, fit = learn.learn_model(labels, table, field_cuts, clear=False)
     assert fit["em_kept"] and fit["em_start"] == "vague"
     patterns, counts = table.fields()
     weights = counts.astype(np.float64)
@@ -902,7 +912,7 @@ def test_em_reads_the_fields_apart_when_their_group_leads_it_astray():
     takes another group for the matches (an unsound fit, not kept). A fit with
     each field read alone is kept instead of no refinement at all."""
     labels, field_cuts, table = _shipped_levels("fields_read_apart")
-    learned, fit = model.learn_model(labels, table, field_cuts, clear=False)
+    learned, fit = learn.learn_model(labels, table, field_cuts, clear=False)
     assert fit["em_kept"]
     assert fit["together"] == []
     assert fit["together_dropped"] == [["title", "year", "pages"]]

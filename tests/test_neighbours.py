@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lsh_frame as lf
-from lsh_frame import neighbours
 from lsh_frame._kernels import neighbours as kernel
+from lsh_frame.block import neighbours
 
 WORDS = ["acme", "corp", "sony", "tv", "x100", "x200", "blue", "red", "ltd", "inc"]
 
@@ -315,7 +315,7 @@ def test_only_neighbours_select_could_keep_are_dropped_before_ranking(groups, bu
 
 def test_a_small_frame_is_tokenised_in_one_pass_as_column_by_column(monkeypatch):
     """Columns tokenised together give exactly the tokens of one at a time."""
-    from lsh_frame import neighbours as module
+    from lsh_frame.block import neighbours as module
 
     frame = lf.datasets.make_customers(80, seed=5).drop(columns="entity_id")
     frame["amount"] = np.arange(len(frame)) * 2.5
@@ -418,7 +418,7 @@ def test_neighbours_do_not_depend_on_the_slice_size(monkeypatch):
 
 def test_a_large_column_tokenised_a_slice_of_rows_at_a_time(monkeypatch):
     """Rows taken a slice at a time give exactly the tokens of all at once."""
-    from lsh_frame import neighbours as module
+    from lsh_frame.block import neighbours as module
 
     frame = lf.datasets.make_customers(500, seed=8).drop(columns="entity_id")
     frame.iloc[7, :] = None
@@ -516,9 +516,9 @@ def test_threads_give_exactly_what_one_thread_gives(monkeypatch):
     tokens in the same order, the same neighbours."""
     import importlib
 
-    from lsh_frame import neighbours as module
+    from lsh_frame.block import neighbours as module
 
-    minhash = importlib.import_module("lsh_frame.minhash")  # not the function
+    minhash = importlib.import_module("lsh_frame.sketch.minhash")  # not the function
     frame = lf.datasets.make_customers(600, seed=4).drop(columns="entity_id")
     columns = list(frame.columns)
     monkeypatch.setattr(module, "SMALL_BATCH_VALUES", 0)

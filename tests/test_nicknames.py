@@ -11,8 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lsh_frame as lf
-from lsh_frame import _nicknames, compare
+from lsh_frame.compare import nicknames as _nicknames
+from lsh_frame.compare import table_checks
 from lsh_frame.config import ShingleConfig
+from lsh_frame.decide import model as decide_model
 from lsh_frame.errors import ConfigError
 
 COLUMNS = PEOPLE_FIELDS
@@ -74,7 +76,7 @@ def test_a_column_of_codes_with_one_familiar_form_holds_no_given_names():
 
 
 def without_nicknames(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(compare, "check_nicknames", lambda plan, *_, **__: plan)
+    monkeypatch.setattr(table_checks, "check_nicknames", lambda plan, *_, **__: plan)
 
 
 def test_familiar_forms_are_read_as_nearly_agreeing(
@@ -220,14 +222,16 @@ def test_a_saved_model_keeps_its_fields_of_given_names(
     people_1500: pd.DataFrame, people_1500_pairs: pd.DataFrame, tmp_path
 ) -> None:
     learned = people_1500_pairs.attrs["lsh_frame"]["model"]
-    model = compare.MatchModel.from_dict(learned)
+    model = decide_model.MatchModel.from_dict(learned)
     assert model.nicknames == ("given_name",)
-    assert compare.MatchModel.from_dict(model.to_dict()).nicknames == ("given_name",)
+    assert decide_model.MatchModel.from_dict(model.to_dict()).nicknames == (
+        "given_name",
+    )
     again = lf.pairs(people_1500, COLUMNS, min_score=learned, transitive=False)
     for column in ("given_name_nickname", "match_probability", "match"):
         pd.testing.assert_series_equal(again[column], people_1500_pairs[column])
     with pytest.raises(ConfigError, match="nicknames"):
-        compare.MatchModel.from_dict({**learned, "nicknames": ["nickname"]})
+        decide_model.MatchModel.from_dict({**learned, "nicknames": ["nickname"]})
     fields = [lf.Field("given_name", compare="jaccard"), "surname", "date_of_birth"]
     with pytest.raises(ConfigError, match="familiar forms"):
         lf.pairs(

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import lsh_frame as lf
 from lsh_frame import cli
-from lsh_frame.one_to_one import best_two, choose, match_rank
+from lsh_frame.decide.one_to_one import best_two, choose, match_rank
 
 NAME = [lf.Field("name", compare="ratio")]
 
@@ -418,7 +418,7 @@ def test_dask_equals_pandas(
 
 
 def test_a_clear_best_candidate_is_measured_per_table() -> None:
-    from lsh_frame.one_to_one import clear_best
+    from lsh_frame.decide.one_to_one import clear_best
 
     left = np.array([0, 0, 1, 1, 2])
     right = np.array([0, 1, 1, 2, 2])

@@ -14,8 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import lsh_frame as lf
-from lsh_frame import _typed_compare
-from lsh_frame._typed_compare import YEAR_CUTS, YEAR_SCORE
+from lsh_frame.compare import numbers_dates, placeholder_dates, typed_values
+from lsh_frame.compare.numbers_dates import YEAR_CUTS, YEAR_SCORE
 from lsh_frame.errors import ConfigError
 
 COLUMNS = PEOPLE_FIELDS
@@ -24,7 +24,7 @@ DOB = "date_of_birth"
 
 def no_placeholders(monkeypatch: pytest.MonkeyPatch) -> None:
     """Score without placeholder days (the behaviour before them)."""
-    monkeypatch.setattr(_typed_compare, "PLACEHOLDER_SHARE", 2.0)
+    monkeypatch.setattr(placeholder_dates, "PLACEHOLDER_SHARE", 2.0)
 
 
 @pytest.fixture(scope="module")
@@ -77,14 +77,16 @@ DATE_TEXT = st.one_of(
 
 @given(st.lists(DATE_TEXT, max_size=200), st.integers(0, 200))
 def test_day_counts_match_a_python_reference_and_add_up(texts, cut):
-    def counts(part: list[str | None]) -> _typed_compare.DayCounts:
+    def counts(part: list[str | None]) -> placeholder_dates.DayCounts:
         array = pa.array(part, pa.large_string())
-        dates = _typed_compare.parse_dates(array)
-        return _typed_compare.DayCounts.of(dates, np.ones(len(part), dtype=np.int64))
+        dates = typed_values.parse_dates(array)
+        return placeholder_dates.DayCounts.of(dates, np.ones(len(part), dtype=np.int64))
 
-    whole = _typed_compare.check_days("born", counts(texts))
-    parts = _typed_compare.DayCounts.merge([counts(texts[:cut]), counts(texts[cut:])])
-    assert _typed_compare.check_days("born", parts) == whole
+    whole = placeholder_dates.check_days("born", counts(texts))
+    parts = placeholder_dates.DayCounts.merge(
+        [counts(texts[:cut]), counts(texts[cut:])]
+    )
+    assert placeholder_dates.check_days("born", parts) == whole
     total, years, held = python_placeholders(texts)
     assert (whole.dates, whole.years, set(whole.placeholders)) == (total, years, held)
     assert whole.year_level == (years + sum(count for _, count in whole.days) >= 10)
@@ -102,7 +104,7 @@ def test_placeholder_dates_agree_only_on_the_year() -> None:
     # Two placeholders of one year; a placeholder and a date of that year.
     assert got[:2].tolist() == [YEAR_SCORE, YEAR_SCORE]
     # Two whole dates compare as before: a day apart.
-    assert got[2] == pytest.approx(_typed_compare.proximity(np.array([1]))[0])
+    assert got[2] == pytest.approx(numbers_dates.proximity(np.array([1]))[0])
     # Placeholders of different years compare as dates (the ratio of a typo).
     assert got[3] == pytest.approx(0.9)
     # A year alone against a placeholder of another year, a whole date against
@@ -140,7 +142,7 @@ def test_dates_bunched_in_time_have_no_placeholder() -> None:
     scored = lf.score(frame, pairs, [lf.Field("visit", compare="date")], min_score=0.5)
     (check,) = scored.attrs["lsh_frame"]["dates"]
     assert check["placeholder_days"] == [] and not check["year_level"]
-    one_day = _typed_compare.proximity(np.array([1]))[0]
+    one_day = numbers_dates.proximity(np.array([1]))[0]
     assert scored["visit_score"].tolist() == [1.0, pytest.approx(one_day), 0.9]
 
 
@@ -233,10 +235,10 @@ def test_a_saved_model_keeps_its_placeholder_days(
     jan_first: pd.DataFrame, jan_first_pairs: pd.DataFrame
 ) -> None:
     learned = jan_first_pairs.attrs["lsh_frame"]["model"]
-    model = lf.compare.MatchModel.from_dict(learned)
+    model = lf.decide.model.MatchModel.from_dict(learned)
     assert model.placeholders == {DOB: (101,)}
     assert model.field_cuts[DOB] == YEAR_CUTS
-    again_model = lf.compare.MatchModel.from_dict(model.to_dict())
+    again_model = lf.decide.model.MatchModel.from_dict(model.to_dict())
     assert again_model.placeholders == model.placeholders
     # A part of the pairs too small to show the placeholder scores as all.
     part = jan_first_pairs.iloc[::50][["left", "right", "found_by"]]
@@ -264,7 +266,7 @@ def test_wrong_saved_placeholder_days_are_refused(
         "placeholders": placeholders,
     }
     with pytest.raises(ConfigError, match=message):
-        lf.compare.MatchModel.from_dict(learned)
+        lf.decide.model.MatchModel.from_dict(learned)
 
 
 def test_a_model_whose_date_field_compares_otherwise_is_refused(

@@ -15,7 +15,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 import lsh_frame as lf  # noqa: E402
-from lsh_frame.model import MatchModel  # noqa: E402
+from lsh_frame.decide.model import MatchModel  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 import lsh_frame as lf
-from lsh_frame.blocking import other_table
+from lsh_frame.block.fields import other_table
 
 #: The right table's names for two of the left table's columns.
 RENAMED = {"surname": "last_name", "date_of_birth": "dob"}
@@ -44,7 +44,7 @@ def _by_hand(right: pd.DataFrame) -> pd.DataFrame:
 
 
 def _right_on(fields: Any, form: str) -> Any:
-    columns = lf.blocking.field_columns(fields, "test")
+    columns = lf.block.fields.field_columns(fields, "test")
     if form == "mapping":
         return {column: RENAMED[column] for column in columns if column in RENAMED}
     return [RENAMED.get(column, column) for column in columns]

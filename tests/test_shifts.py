@@ -19,7 +19,9 @@ from hypothesis import strategies as st
 from test_swaps import counts_of, plain, similarity
 
 import lsh_frame as lf
-from lsh_frame import _swaps, compare
+from lsh_frame.compare import plan as compare_plan
+from lsh_frame.compare import swaps as _swaps
+from lsh_frame.compare import table_checks
 from lsh_frame.errors import ConfigError
 
 COLUMNS = PEOPLE_FIELDS
@@ -267,9 +269,9 @@ def test_a_saved_index_reads_new_one_name_records(
 
 def test_a_field_shifts_into_one_other_at_most() -> None:
     frame = pd.DataFrame({"a": ["x"], "b": ["y"], "c": ["z"]})
-    plan = compare.plan_score(
+    plan = compare_plan.plan_score(
         [frame],
-        [compare.comparison_rows(frame)],
+        [compare_plan.comparison_rows(frame)],
         ["a", "b", "c"],
         min_score="auto",
         values=False,
@@ -284,6 +286,6 @@ def test_a_field_shifts_into_one_other_at_most() -> None:
         _swaps.ShiftCheck("b", "c", 40, 100, 0, 100),  # c is taken
         _swaps.ShiftCheck("b", "a", 25, 100, 0, 100),  # 0.25: b into a
     ]
-    decided = compare.with_swap_checks(plan, [], shifts)
+    decided = table_checks.with_swap_checks(plan, [], shifts)
     assert decided.shifts == (("a", "c"), ("b", "a"))
     assert decided.shift_checks == tuple(shifts)

@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import lsh_frame as lf
-from lsh_frame import shingle
 from lsh_frame.config import ShingleConfig
+from lsh_frame.text import shingle
 
 
 def normalized(values, **options):
@@ -187,7 +187,7 @@ SURROGATE = b"caf\xe9".decode("utf-8", "surrogateescape")
     [
         lambda f: f.lsh.shingles("name"),
         lambda f: f.lsh.candidates(["name"]),
-        lambda f: lf.shingle.text_array(f["name"], owner="shingles"),
+        lambda f: lf.text.shingle.text_array(f["name"], owner="shingles"),
     ],
 )
 def test_surrogate_escaped_text_names_the_column_and_row(values, call):

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import lsh_frame as lf
 from lsh_frame._kernels import simhash as kernels
-from lsh_frame.simhash import fingerprint_codes
+from lsh_frame.sketch.simhash import fingerprint_codes
 
 VALUES = [
     "the quick brown fox jumps over the lazy dog",
@@ -183,7 +183,7 @@ def test_chunks_and_threads_do_not_change_results():
 def test_automatic_chunks_hold_about_a_mebibyte_of_text():
     import pyarrow as pa
 
-    from lsh_frame.minhash import (
+    from lsh_frame.sketch.minhash import (
         CHUNK_TEXT_BYTES,
         DEFAULT_CHUNK_SIZE,
         chunk_rows,

@@ -18,7 +18,9 @@ from hypothesis import strategies as st
 from rapidfuzz import distance
 
 import lsh_frame as lf
-from lsh_frame import _swaps, compare
+from lsh_frame.compare import plan as compare_plan
+from lsh_frame.compare import swaps as _swaps
+from lsh_frame.compare import table_checks
 from lsh_frame.errors import ConfigError
 
 NAMES = ["given_name", "surname"]
@@ -27,7 +29,7 @@ COLUMNS = PEOPLE_FIELDS
 
 def straight_model(monkeypatch: pytest.MonkeyPatch) -> None:
     """Score without looking for swapped fields (the behaviour before them)."""
-    monkeypatch.setattr(compare, "check_swaps", lambda plan, *_, **__: plan)
+    monkeypatch.setattr(table_checks, "check_swaps", lambda plan, *_, **__: plan)
 
 
 def plain(value: object) -> str | None:
@@ -66,7 +68,7 @@ VALUES = st.sampled_from(["ann", "bob", "cy", "dee", None, ""])
 
 def two_fields() -> list[tuple[lf.Field, lf.Field]]:
     """Fields ``a`` and ``b``, as the one pair of fields to count."""
-    specs, _ = lf.blocking._as_fields(["a", "b"], "test")
+    specs, _ = lf.block.fields._as_fields(["a", "b"], "test")
     return [(specs[0], specs[1])]
 
 
@@ -254,7 +256,7 @@ def test_a_model_with_wrong_pairs_of_fields_is_refused(
 ) -> None:
     learned = {**people_1500_pairs.attrs["lsh_frame"]["model"], name: pairs}
     with pytest.raises(ConfigError, match=name):
-        lf.compare.MatchModel.from_dict(learned)
+        lf.decide.model.MatchModel.from_dict(learned)
 
 
 def test_a_model_whose_swapped_fields_compare_otherwise_is_refused(
@@ -335,9 +337,9 @@ def test_a_saved_index_scores_new_records_crossed(people_1500, tmp_path) -> None
 
 def test_a_field_is_swapped_with_one_other_field_at_most() -> None:
     frame = pd.DataFrame({"a": ["x"], "b": ["y"], "c": ["z"], "d": ["w"]})
-    plan = compare.plan_score(
+    plan = compare_plan.plan_score(
         [frame],
-        [compare.comparison_rows(frame)],
+        [compare_plan.comparison_rows(frame)],
         ["a", "b", "c", "d"],
         min_score="auto",
         values=False,
@@ -353,6 +355,6 @@ def test_a_field_is_swapped_with_one_other_field_at_most() -> None:
         _swaps.SwapCheck("c", "d", 1, 100),  # not swapped: 1 < 2% of 100
     ]
     assert [check.swapped for check in checks] == [True, True, True, False]
-    decided = compare.with_swap_checks(plan, checks)
+    decided = table_checks.with_swap_checks(plan, checks)
     assert decided.swaps == (("a", "c"), ("b", "d"))
     assert decided.swap_checks == tuple(checks)

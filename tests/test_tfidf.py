@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import lsh_frame as lf
 from lsh_frame._kernels import tfidf as kernel
-from lsh_frame.compare import MatchModel
+from lsh_frame.decide.model import MatchModel
 
 # ----------------------------------------------------------------------------
 # A plain-Python reference of the documented definition

@@ -1,4 +1,4 @@
-"""Pairs whose records share most of their matches (lsh_frame.transitive)."""
+"""Pairs whose records share most of their matches (lsh_frame.decide.closing)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lsh_frame as lf
-from lsh_frame import transitive
-from lsh_frame.transitive import MatchGraph, closed_pairs
+from lsh_frame.decide import closing as transitive
+from lsh_frame.decide.closing import MatchGraph, closed_pairs
 
 
 def _neighbours(edges: set[tuple[int, int]], records: int) -> list[set[int]]:
@@ -166,7 +166,7 @@ def test_a_pair_the_decision_refused_for_itself_stays_unmatched():
 
 def test_a_star_of_identical_copies_is_read_as_one_record():
     # 0-1-2-3 a cluster missing 0-3; record 3 has 40 identical copies (4..43),
-    # paired as a star with it, as lsh_frame.identical pairs a large group.
+    # paired as a star with it, as lsh_frame.block.identical pairs a large group.
     first, second, match = _clique_missing_one_pair()
     copies = np.arange(4, 44)
     first = np.concatenate([first[:6], np.full(copies.size, 3)])

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pytest
 
 import lsh_frame as lf
-from lsh_frame.shingle import text_array
+from lsh_frame.text.shingle import text_array
 
 
 def text_of(values: pd.Series) -> list[str | None]:

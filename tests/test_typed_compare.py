@@ -20,7 +20,9 @@ from rapidfuzz import distance
 
 import lsh_frame as lf
 import lsh_frame.dask  # registers ddf.lsh
-from lsh_frame import _typed_compare, compare
+from lsh_frame.compare import auto, numbers_dates, typed_values
+from lsh_frame.compare import plan as compare_plan
+from lsh_frame.decide import model as decide_model
 
 # ----------------------------------------------------------------------------
 # Plain-Python references of the documented formulas, one pair at a time
@@ -151,7 +153,7 @@ def field_scores(frame, field, pairs=None):
     ],
 )
 def test_numbers_parse_by_the_documented_rules(text, number):
-    parsed = _typed_compare.parse_numbers(pa.array([text]))
+    parsed = typed_values.parse_numbers(pa.array([text]))
     assert parsed.value[0] == pytest.approx(number, rel=1e-12)
 
 
@@ -175,13 +177,13 @@ def test_numbers_parse_by_the_documented_rules(text, number):
     ],
 )
 def test_values_that_are_not_numbers_read_as_nan(text):
-    parsed = _typed_compare.parse_numbers(pa.array([text], pa.large_string()))
+    parsed = typed_values.parse_numbers(pa.array([text], pa.large_string()))
     assert np.isnan(parsed.value[0])
     assert not parsed.marked[0]
 
 
 def test_marked_numbers_carry_a_decimal_separator_or_a_currency():
-    parsed = _typed_compare.parse_numbers(
+    parsed = typed_values.parse_numbers(
         pa.array(["399", "1,299", "1.234.567", "12.5", "12,50", "$5", "5 EUR"])
     )
     assert parsed.marked.tolist() == [False, False, False, True, True, True, True]
@@ -221,8 +223,8 @@ def test_marked_numbers_carry_a_decimal_separator_or_a_currency():
     ],
 )
 def test_dates_parse_by_the_documented_rules(text, shown):
-    parsed = _typed_compare.parse_dates(pa.array([text], pa.large_string()))
-    assert _typed_compare.describe(parsed) == [shown]
+    parsed = typed_values.parse_dates(pa.array([text], pa.large_string()))
+    assert typed_values.describe(parsed) == [shown]
 
 
 @given(
@@ -236,7 +238,7 @@ def test_every_date_reads_back_as_itself_in_every_format(day):
     ]
     if day.day > 12:
         formats.append(f"{day.month}/{day.day}/{day.year:04d}")
-    parsed = _typed_compare.parse_dates(pa.array(formats))
+    parsed = typed_values.parse_dates(pa.array(formats))
     epoch = (day - datetime.date(1970, 1, 1)).days
     assert parsed.full.all()
     assert parsed.days.tolist() == [epoch] * len(formats)
@@ -260,9 +262,9 @@ def test_iso_dates_read_from_their_bytes_as_by_the_patterns(texts, cut):
     array = pa.array(["0000-00-00"] * cut + texts, pa.large_string())[cut:]
     iso = [text for text in texts if text is not None]
     from_bytes = all(re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", text) for text in iso)
-    assert (_typed_compare._iso_dates(array) is not None) == (bool(iso) and from_bytes)
-    read = _typed_compare.parse_dates(array)
-    by_patterns = _typed_compare.parse_dates(pa.array([*texts, ""], pa.large_string()))
+    assert (typed_values._iso_dates(array) is not None) == (bool(iso) and from_bytes)
+    read = typed_values.parse_dates(array)
+    by_patterns = typed_values.parse_dates(pa.array([*texts, ""], pa.large_string()))
     for name in ("kind", "year", "month", "day", "days"):
         assert getattr(read, name).tolist() == getattr(by_patterns, name)[:-1].tolist()
 
@@ -300,7 +302,7 @@ def test_number_scores_equal_the_reference(rows):
     read = [
         None
         if text is None
-        else float(_typed_compare.parse_numbers(pa.array([text])).value[0])
+        else float(typed_values.parse_numbers(pa.array([text])).value[0])
         for text in texts
     ]
     pairs = all_pairs(len(frame))
@@ -409,11 +411,11 @@ def test_date_never_scores_below_ratio_on_digit_text(values):
     pairs = all_pairs(len(frame))
     _, by_date = field_scores(frame, lf.Field("dob", compare="date"), pairs)
     _, by_ratio = field_scores(frame, lf.Field("dob", compare="ratio"), pairs)
-    parsed = _typed_compare.parse_dates(pa.array(values)).present
+    parsed = typed_values.parse_dates(pa.array(values)).present
     both = parsed[pairs["left"]] & parsed[pairs["right"]]
     # Except where the years are all that agree (ten equal days of the year
     # among these values make a placeholder day).
-    both &= by_date != _typed_compare.YEAR_SCORE
+    both &= by_date != numbers_dates.YEAR_SCORE
     assert (by_date[both] >= by_ratio[both] - 1e-12).all()
     assert np.isnan(by_date[~both]).all()
 
@@ -503,7 +505,7 @@ def test_date_columns_are_read_by_their_calendar_day(column):
         second = datetime.date.fromisoformat(text[right])
         shown = [column.astype(object).iloc[i] for i in (left, right)]
         written = [
-            lf.shingle.text_array(pd.Series([value]), owner="test")[0].as_py()
+            lf.text.shingle.text_array(pd.Series([value]), owner="test")[0].as_py()
             for value in shown
         ]
         want.append(reference_date_score(first, second, *written))
@@ -520,23 +522,23 @@ def test_a_tz_aware_column_counts_the_day_of_its_wall_time():
 def test_typed_values_replace_the_reading_of_their_text():
     # The dictionary's text says nothing here: the column's values decide.
     codes = np.array([1, 0, -1, 1])
-    numbers = _typed_compare.typed_values(
+    numbers = typed_values.typed_values(
         "number",
         pa.array(["x", "y"]),
-        [_typed_compare.TypedColumn(pd.Series([2.5, 1.5, np.nan, 2.5]), codes)],
+        [typed_values.TypedColumn(pd.Series([2.5, 1.5, np.nan, 2.5]), codes)],
     )
     assert numbers.value.tolist() == [1.5, 2.5]
     days = pd.Series(pd.to_datetime(["2020-03-04", "1999-12-31", None, "2020-03-04"]))
-    dates = _typed_compare.typed_values(
-        "date", pa.array(["x", "y"]), [_typed_compare.TypedColumn(days, codes)]
+    dates = typed_values.typed_values(
+        "date", pa.array(["x", "y"]), [typed_values.TypedColumn(days, codes)]
     )
-    assert _typed_compare.describe(dates) == ["1999-12-31", "2020-03-04"]
-    text = _typed_compare.typed_values(
+    assert typed_values.describe(dates) == ["1999-12-31", "2020-03-04"]
+    text = typed_values.typed_values(
         "date",
         pa.array(["x", "2001-02-03"]),
-        [_typed_compare.TypedColumn(pd.Series(["x", "2001-02-03"]), np.array([0, 1]))],
+        [typed_values.TypedColumn(pd.Series(["x", "2001-02-03"]), np.array([0, 1]))],
     )
-    assert _typed_compare.describe(text) == ["not a date", "2001-02-03"]
+    assert typed_values.describe(text) == ["not a date", "2001-02-03"]
 
 
 def test_typed_and_text_columns_score_alike():
@@ -575,9 +577,9 @@ def test_typed_and_text_columns_score_alike():
 def resolved(frame, fields=None, other=None):
     fields = list(frame.columns) if fields is None else fields
     tables = [frame] if other is None else [frame, other]
-    plan = compare.plan_score(
+    plan = compare_plan.plan_score(
         tables,
-        [compare.comparison_rows(table) for table in tables],
+        [compare_plan.comparison_rows(table) for table in tables],
         fields,
         min_score=0.5,
         values=False,
@@ -694,8 +696,8 @@ VALUE_KINDS = st.one_of(
 def test_auto_on_text_follows_its_rule_value_by_value(values):
     # The documented rule, counted one value at a time.
     present = [value.strip() for value in values if value.strip()]
-    dates = [_typed_compare.parse_dates(pa.array([value])).full[0] for value in present]
-    numbers = [_typed_compare.parse_numbers(pa.array([value])) for value in present]
+    dates = [typed_values.parse_dates(pa.array([value])).full[0] for value in present]
+    numbers = [typed_values.parse_numbers(pa.array([value])) for value in present]
     parsed = [not np.isnan(number.value[0]) for number in numbers]
     marked = [bool(number.marked[0]) for number in numbers]
     if present and sum(dates) >= 0.9 * len(present):
@@ -709,7 +711,7 @@ def test_auto_on_text_follows_its_rule_value_by_value(values):
     else:
         want = None
     text = pc.utf8_trim_whitespace(pa.array(values, pa.large_string()))
-    assert _typed_compare.auto_typed_comparison(None, text) == want
+    assert auto.auto_typed_comparison(None, text) == want
 
 
 def test_auto_links_a_date_column_with_date_text():
@@ -769,7 +771,7 @@ def test_a_saved_model_keeps_the_comparisons(shop):
     assert model["compare"]["born"] == "date"
     assert model["compare"]["price"] == "number"
     stored = json.loads(json.dumps(model))
-    again = compare.MatchModel.from_dict(stored)
+    again = decide_model.MatchModel.from_dict(stored)
     assert again.compare == model["compare"]
     # A batch too small to tell decides with the saved comparisons and model.
     found = lf.pairs(
@@ -793,7 +795,7 @@ def test_a_model_with_an_unknown_comparison_is_refused(shop):
     model = lf.pairs(shop[SHOP_COLUMNS], SHOP_COLUMNS).attrs["lsh_frame"]["model"]
     broken = {**model, "compare": {**model["compare"], "born": "dates"}}
     with pytest.raises(lf.ConfigError, match="compare"):
-        compare.MatchModel.from_dict(broken)
+        decide_model.MatchModel.from_dict(broken)
 
 
 def test_explain_shows_how_values_were_read():

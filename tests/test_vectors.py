@@ -10,8 +10,8 @@ import pyarrow as pa
 import pytest
 
 import lsh_frame as lf
-from lsh_frame.lsh import candidate_probability, collision_probability
-from lsh_frame.vectors import band_keys_from_bits, hyperplane_bits, sampled_bits
+from lsh_frame.sketch.banding import candidate_probability, collision_probability
+from lsh_frame.sketch.vectors import band_keys_from_bits, hyperplane_bits, sampled_bits
 
 
 def arrow_vectors(matrix):
@@ -119,7 +119,9 @@ def test_keys_are_deterministic_across_processes():
     script = textwrap.dedent(
         """
         import hashlib, numpy as np
-        from lsh_frame.vectors import band_keys_from_bits, hyperplane_bits, sampled_bits
+        from lsh_frame.sketch.vectors import (
+            band_keys_from_bits, hyperplane_bits, sampled_bits
+        )
         rng = np.random.default_rng(5)
         words = rng.integers(0, 2**64, size=(50, 2), dtype=np.uint64)
         vectors = rng.standard_normal((50, 24)).astype(np.float32)

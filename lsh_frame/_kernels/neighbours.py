@@ -315,7 +315,7 @@ def neighbour_lists(
     rounded to at least 21 bits. With ``same_table`` a record is not its own
     neighbour. Equal cosines rank by the neighbour's number: a caller that
     wants ties independent of row order numbers the records by a rank of its
-    own first (see :func:`lsh_frame.neighbours.neighbour_pairs`).
+    own first (see :func:`lsh_frame.block.neighbours.neighbour_pairs`).
     """
     lo, hi = np.searchsorted(query_records, [first, stop])
     records, tokens = query_records[lo:hi], query_tokens[lo:hi]

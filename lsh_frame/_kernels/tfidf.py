@@ -9,7 +9,7 @@ and its parts only help where the other value splits it another way. A
 token's weight in a value is ``log2(1 + tf) * idf``, where ``tf`` adds up its
 occurrences (1, or ½ for a part), so one occurrence weighs 1, a part 0.58 and
 repeats grow slowly; ``idf = log((N + 1) / df)`` over the records of the tables
-at hand (see :mod:`lsh_frame._tfidf`). The similarity of two values is the
+at hand (see :mod:`lsh_frame.compare.tfidf`). The similarity of two values is the
 cosine of their weight vectors.
 
 Token hashes are stable 64-bit word hashes (:mod:`._kernels.hashing`), so the

@@ -34,19 +34,10 @@ except ImportError as error:  # pragma: no cover - exercised without Dask
     ) from error
 
 from lsh_frame.dask._accessor import DaskLshAccessor
-from lsh_frame.dask._api import (
-    blocking_report,
-    candidates,
-    cluster,
-    dedupe,
-    drop_duplicates,
-    duplicated,
-    link,
-    merge,
-    minhash,
-    pairs,
-    score,
-)
+from lsh_frame.dask._cluster import cluster
+from lsh_frame.dask._jobs import dedupe, drop_duplicates, duplicated, link
+from lsh_frame.dask._merge import merge
+from lsh_frame.dask._pairs import blocking_report, candidates, minhash, pairs, score
 
 __all__ = [
     "DaskLshAccessor",

@@ -1,7 +1,7 @@
 """Connected components of matched pairs on Dask: collect when small, else stars.
 
 Records are numbered by their rank in label order (the left table first), as
-in :func:`lsh_frame.cluster.component_ids`, so a component's smallest number
+in :func:`lsh_frame.resolve.cluster.component_ids`, so a component's smallest number
 is its first record in label order and numbering the components by it gives
 the pandas path's ids.
 

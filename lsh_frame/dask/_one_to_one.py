@@ -4,7 +4,7 @@ Matches are decided per partition, but which of a record's matches stays
 depends on every match of the record, in any partition. The matched pairs are
 few compared with the candidates, so they are gathered on the client (labels,
 ``score``, ``match_probability`` and where each sits) and
-:func:`lsh_frame.one_to_one.choose` runs on them as pandas runs it; the pairs
+:func:`lsh_frame.decide.one_to_one.choose` runs on them as pandas runs it; the pairs
 of best matches ``"auto"`` scores gather their few rows the same way. Each
 partition then unmatches its own dropped pairs. The result equals pandas'.
 """
@@ -19,9 +19,12 @@ import pandas as pd
 from dask import delayed
 
 from lsh_frame._kernels.pairs import sorted_unique
-from lsh_frame.compare import MatchModel, ScorePlan, _positions, within_table_matches
+from lsh_frame._validation import pair_positions
+from lsh_frame.compare.plan import ScorePlan
 from lsh_frame.dask._tables import Table, compute
-from lsh_frame.one_to_one import OneToOne, choose
+from lsh_frame.decide.matches import within_table_matches
+from lsh_frame.decide.model import MatchModel
+from lsh_frame.decide.one_to_one import OneToOne, choose
 
 _ROW = "__lsh_row"
 
@@ -108,8 +111,8 @@ def one_to_one_parts(
     sizes = np.array([len(part) for part in matched], dtype=np.int64)
     every = pd.concat(matched, ignore_index=True)
     parts_of = np.repeat(np.arange(len(matched)), sizes)
-    left = _positions(every["left"], tables[0].index, "left", owner)
-    right = _positions(every["right"], tables[-1].index, "right", owner)
+    left = pair_positions(every["left"], tables[0].index, "left", owner)
+    right = pair_positions(every["right"], tables[-1].index, "right", owner)
     probability = (
         every["match_probability"].to_numpy(dtype=np.float64)
         if "match_probability" in every

@@ -4,9 +4,10 @@ Each pair partition asks for the rows it needs: requests (row position,
 asking partition, pair number) are routed to the partition holding the row,
 answered with the row's columns, and routed back; the answers are checked to
 be exactly one per pair. The field scores are then computed per partition by
-:func:`lsh_frame.compare.score_fields` (pair by pair, so exactly as pandas),
+:func:`lsh_frame.compare.fields.score_fields` (pair by pair, so exactly as pandas),
 and the decision is made once from summaries that add up over partitions
-(:class:`~lsh_frame.model.ScoreSpread`, :class:`~lsh_frame.model.LevelTable`).
+(:class:`~lsh_frame.decide.cut.ScoreSpread`,
+:class:`~lsh_frame.decide.model.LevelTable`).
 """
 
 from __future__ import annotations
@@ -20,56 +21,35 @@ import numpy.typing as npt
 import pandas as pd
 from dask import delayed
 
-from lsh_frame import _nicknames, _progress, _swaps
-from lsh_frame._tfidf import DocumentFrequencies
-from lsh_frame._typed_compare import DayCounts, check_days
-from lsh_frame._validation import check_columns
-from lsh_frame.blocking import Field, _as_fields
-from lsh_frame.compare import (
-    SCORERS,
-    TRAIN_ON_OTHERS_SHARE,
-    LevelTable,
-    MatchModel,
-    ScorePlan,
-    ScoreSpread,
-    _check_pairs,
-    _positions,
-    added_by_compound,
-    alone_table,
-    check_dates,
-    check_nicknames,
-    check_swaps,
-    comparison_step,
-    count_days,
-    date_fields,
-    decide,
-    decision_counts,
-    field_scores,
+from lsh_frame import _progress
+from lsh_frame._validation import check_columns, check_pairs, pair_positions
+from lsh_frame.block.fields import Field, _as_fields
+from lsh_frame.compare import nicknames as _nicknames
+from lsh_frame.compare import swaps as _swaps
+from lsh_frame.compare.fields import (
     force_identical,
-    found_by_counts,
-    found_only_by,
     identical_mask,
-    learn_model,
     learning_view,
-    learns_from_assignment,
-    link_shape,
-    name_fields,
-    no_entities,
-    plan_score,
-    provisional_matches,
     score_fields,
-    scored_attrs,
-    warn_fallback,
-    weak_keys,
-    with_alone_prior,
-    with_date_checks,
-    with_match_cut,
-    with_name_checks,
-    with_swap_checks,
     without,
     without_straight,
 )
-from lsh_frame.dask._blocking import LEFT_POSITION, RIGHT_POSITION
+from lsh_frame.compare.placeholder_dates import DayCounts, check_days
+from lsh_frame.compare.plan import ScorePlan, comparison_step, field_scores, plan_score
+from lsh_frame.compare.table_checks import (
+    check_dates,
+    check_nicknames,
+    check_swaps,
+    count_days,
+    date_fields,
+    name_fields,
+    with_date_checks,
+    with_name_checks,
+    with_swap_checks,
+)
+from lsh_frame.compare.text import SCORERS
+from lsh_frame.compare.tfidf import DocumentFrequencies
+from lsh_frame.dask._keys import LEFT_POSITION, RIGHT_POSITION
 from lsh_frame.dask._one_to_one import no_choice, one_to_one_parts
 from lsh_frame.dask._tables import (
     TARGET,
@@ -81,9 +61,37 @@ from lsh_frame.dask._tables import (
     shared,
 )
 from lsh_frame.dask._transitive import transitive_parts
-from lsh_frame.one_to_one import OneToOne, assignment_split, check_one_to_one
-from lsh_frame.transitive import Transitive, check_transitive
-from lsh_frame.transitive import decide as decide_transitive
+from lsh_frame.decide.closing import Transitive, check_transitive
+from lsh_frame.decide.closing import decide as decide_transitive
+from lsh_frame.decide.cut import ScoreSpread
+from lsh_frame.decide.learn import learn_model
+from lsh_frame.decide.matches import (
+    check_min_score,
+    decide,
+    decision_counts,
+    no_entities,
+    provisional_matches,
+    scored_attrs,
+    warn_fallback,
+    with_match_cut,
+)
+from lsh_frame.decide.model import LevelTable, MatchModel
+from lsh_frame.decide.one_to_one import (
+    OneToOne,
+    assignment_split,
+    check_one_to_one,
+    learns_from_assignment,
+    link_shape,
+)
+from lsh_frame.decide.weak_keys import (
+    TRAIN_ON_OTHERS_SHARE,
+    added_by_compound,
+    alone_table,
+    found_by_counts,
+    found_only_by,
+    weak_keys,
+    with_alone_prior,
+)
 
 _ASKER, _NUMBER, _POSITION = "__lsh_asker", "__lsh_number", "__lsh_position"
 
@@ -190,11 +198,11 @@ def fetch(
 def _with_positions(
     part: pd.DataFrame, left_index: pd.Index, right_index: pd.Index, owner: str
 ) -> pd.DataFrame:
-    part = _check_pairs(part, owner)
+    part = check_pairs(part, owner)
     return part.assign(
         **{
-            LEFT_POSITION: _positions(part["left"], left_index, "left", owner),
-            RIGHT_POSITION: _positions(part["right"], right_index, "right", owner),
+            LEFT_POSITION: pair_positions(part["left"], left_index, "left", owner),
+            RIGHT_POSITION: pair_positions(part["right"], right_index, "right", owner),
         }
     )
 
@@ -441,7 +449,8 @@ def _check_tables(plan: ScorePlan, tables: list[Table], owner: str) -> ScorePlan
     """Return the plan with its swapped fields, fields of given names and dates.
 
     From the counts of all partitions, which add up, so the partitions decide
-    as the whole tables do in pandas (:func:`lsh_frame.compare.check_tables`).
+    as the whole tables do in pandas
+    (:func:`lsh_frame.compare.table_checks.check_tables`).
     """
     dated = date_fields(plan)
     if plan.given_model is not None or not dated:
@@ -523,7 +532,7 @@ def score_parts(
         metas,
         samples,
         fields,
-        min_score=min_score,
+        min_score=check_min_score(min_score, owner),
         values=values,
         estimate=estimate,
         num_perm=num_perm,

@@ -3,12 +3,12 @@
 Which pairs close depends on every match of their records, in any partition.
 The matched pairs are few compared with the candidates, so their record
 positions are gathered on the client into one
-:class:`lsh_frame.transitive.MatchGraph`, and the rule is decided there as
+:class:`lsh_frame.decide.closing.MatchGraph`, and the rule is decided there as
 pandas decides it. Each partition then asks the graph (sent to every worker
 once) which of its own unmatched pairs close. The result equals pandas'.
 
 The pairs found through the matches (``pairs`` only, see
-:mod:`lsh_frame.transitive`) start from the same graph: the client lists the
+:mod:`lsh_frame.decide.closing`) start from the same graph: the client lists the
 pairs two matches apart, each partition says which of them it holds already,
 and the rest are scored as one more partition and decided on the client.
 """
@@ -22,11 +22,11 @@ import numpy.typing as npt
 import pandas as pd
 from dask import delayed
 
-from lsh_frame.compare import _positions
+from lsh_frame._validation import pair_positions
+from lsh_frame.block.identical import found_identical
 from lsh_frame.dask._one_to_one import with_match
 from lsh_frame.dask._tables import Table, compute, shared
-from lsh_frame.identical import found_identical
-from lsh_frame.transitive import (
+from lsh_frame.decide.closing import (
     MatchGraph,
     Transitive,
     closable,
@@ -43,8 +43,8 @@ def _pair_positions(
     part: pd.DataFrame, index: pd.Index, owner: str
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     return (
-        _positions(part["left"], index, "left", owner),
-        _positions(part["right"], index, "right", owner),
+        pair_positions(part["left"], index, "left", owner),
+        pair_positions(part["right"], index, "right", owner),
     )
 
 

@@ -1,0 +1,3 @@
+"""The version of lsh_frame."""
+
+__version__ = "0.1.0.dev0"

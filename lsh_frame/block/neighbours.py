@@ -1,0 +1,651 @@
+"""The neighbour key: each record's most similar records, a budget per record.
+
+A global similarity threshold cannot serve every table: product titles,
+citations written in different styles and people whose fields are spread over
+columns have true pairs at low shingle Jaccard, and a threshold low enough to
+find them floods the candidates. This key instead gives each record its own
+budget: its ``k`` most similar records under an IDF-weighted token cosine
+(rare tokens such as model numbers and uncommon surnames weigh most), with
+``k`` read off the record's own similarity profile.
+
+Tokens of a record, from every column of the field:
+
+- its words (text normalised, punctuation splitting words: ``"PSLX350H/"``
+  and ``"pslx350h"`` agree; a date ``1860-09-24`` gives its year, month and
+  day), in any column (a word that moved to another column still counts);
+- character 3-shingles of the normalised text, so a typo leaves most of a
+  word's evidence intact; but not of a long value (``LONG_VALUE_WORDS`` words
+  or more: a product description): its words carry its evidence, and its
+  hundreds of shingles would outweigh the short columns (a title, a name) in
+  the cosine, so that adding a description column would lose pairs that the
+  titles alone find;
+- the whole value with punctuation and spaces removed, per column
+  (``310/246-1501`` and ``310-246-1501`` agree).
+
+Everything runs over whole columns in numpy and pyarrow; the look-up work is
+counted before it is done and processed in bounded chunks. Large columns are
+tokenised a slice of rows at a time and the look-ups run a chunk at a time, on
+every core the process may use (threads: numpy releases the GIL), the results
+taken in order, so the tokens and neighbours are exactly those of one thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import xxhash
+
+from lsh_frame import _progress
+from lsh_frame._kernels import hashing
+from lsh_frame._kernels import neighbours as kernel
+from lsh_frame._kernels import text as text_kernels
+from lsh_frame.config import ShingleConfig
+from lsh_frame.errors import TooManyPairsError
+from lsh_frame.sketch.minhash import in_order
+from lsh_frame.text.labels import hash_labels, hash_values
+from lsh_frame.text.shingle import (
+    ASCII_PUNCTUATION_CHARACTER,
+    PUNCTUATION_CHARACTER,
+    SMALL_BATCH_VALUES,
+    ColumnTexts,
+    character_class,
+    codepoints,
+    column_text,
+    normalize,
+)
+
+__all__ = [
+    "DEDUPE",
+    "LINK",
+    "Budget",
+    "NeighbourPairs",
+    "neighbour_pairs",
+    "record_tokens",
+]
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How many neighbours a record keeps, read off its own scores.
+
+    Its *close* neighbours are those within ``relative`` of its best cosine
+    and at least ``floor``; it keeps ``factor * close + least`` neighbours, at
+    most ``most``.
+    """
+
+    relative: float
+    floor: float
+    factor: int
+    least: int
+    most: int
+
+    def __str__(self) -> str:
+        return (
+            f"its neighbours within {self.relative:g} of its best and at least "
+            f"{self.floor:g}, "
+            f"{self.factor} time{'s' if self.factor > 1 else ''} over, plus "
+            f"{self.least}; at most {self.most}"
+        )
+
+
+#: One table: a record may have many duplicates (a paper cited in twenty
+#: styles), which are close to it and to each other, so it keeps twice as many
+#: as look close: its duplicates that look less alike rank right behind. A
+#: crowd of weak look-alikes (people who share a first name and a town, below
+#: the floor) is not a cluster and earns nothing beyond the first two.
+DEDUPE = Budget(relative=0.5, floor=0.2, factor=2, least=2, most=100)
+#: Two tables: a record has few matches in the other table, and many records
+#: that look alike there (namesakes, product variants) are not duplicates of
+#: each other, so it keeps only those that look closest.
+LINK = Budget(relative=0.7, floor=0.0, factor=1, least=0, most=100)
+#: Look-up work (postings visited) allowed for any table ...
+WORK_FLOOR = 60_000_000
+#: ... and per record, for large tables.
+WORK_PER_RECORD = 200
+#: Linking looks up both ways while neither table is this many times larger.
+SIDE_RATIO = 4
+#: Postings visited per chunk: bounds the temporary arrays (~16 bytes each) of
+#: each thread (see :func:`lsh_frame.sketch.minhash.in_order`).
+CHUNK_WORK = 500_000
+#: Rows of a large column tokenised at a time by each thread (about 4 million
+#: tokens).
+ROWS_PER_SLICE = 1 << 18
+#: A value of at least this many words gives its words but no character
+#: shingles: a paragraph (product descriptions, abstracts), longer than titles,
+#: names, addresses, author lists and the venue lines of citations, where a
+#: typo matters. Measured on Amazon-Google (descriptions of 36-67 words, titles
+#: of 5-8): pairs completeness 0.864 at 27,140 candidates with every value's
+#: shingles, 0.967 at 14,507 without those of long values (benchmarks/README.md,
+#: "Long values give their words").
+LONG_VALUE_WORDS = 30
+
+_NORMAL = ShingleConfig(kind="word", k=1)
+_WORD_TAG = hashing.token_tag("word", 1, 0x6E65696768626F72)
+_CHAR_TAG = hashing.token_tag("char", 3, 0x6E65696768626F72)
+
+
+def _salt(column: Hashable) -> np.uint64:
+    return np.uint64(xxhash.xxh64_intdigest(b"value:" + repr(column).encode()))
+
+
+def _values_tokens(
+    array: pa.Array,
+    salts: npt.NDArray[np.uint64],
+    n: int,
+    *,
+    record_bits: int,
+    first_record: int = 0,
+    long_words: int | None = LONG_VALUE_WORDS,
+) -> npt.NDArray[np.uint64]:
+    """Words, shingles and whole values of some columns' values, packed.
+
+    ``array`` holds the columns' values one column after the other (``n``
+    per column), ``salts`` each value's column salt (see :func:`record_tokens`);
+    its records are numbered from ``first_record``. Values of at least
+    ``long_words`` words give no shingles (None: every value gives them).
+    """
+    array = normalize(array, _NORMAL, whitespace=False)
+    punctuation = character_class(
+        array, PUNCTUATION_CHARACTER, ASCII_PUNCTUATION_CHARACTER
+    )
+    array = pc.replace_substring_regex(array, punctuation + "+", " ")
+    # ASCII text stays bytes (its code points): the word kernels read them faster.
+    points, offsets = codepoints(array, ascii_bytes=True)
+    points, offsets = text_kernels.collapse_whitespace(points, offsets)
+    values = offsets.size - 1
+    shift = np.uint64(record_bits)
+
+    def pack(hashes: npt.NDArray[np.uint64], owners: npt.NDArray[np.int64]) -> Any:
+        hashes >>= shift
+        hashes <<= shift
+        hashes |= (owners % max(n, 1) + first_record).astype(np.uint64)
+        return hashes
+
+    starts, ends, owners = hashing.word_spans(points, offsets)
+    words = hashing.word_hashes(points, starts, ends) ^ _WORD_TAG
+    parts = [pack(hashing.splitmix64(words), owners)]
+
+    shingles, shingle_offsets = hashing.char_shingles(points, offsets, 3, _CHAR_TAG)
+    shingle_owners = np.repeat(
+        np.arange(values, dtype=np.int64), np.diff(shingle_offsets)
+    )
+    if long_words is not None:
+        long = np.bincount(owners, minlength=values) >= long_words
+        if long.any():  # most tables have none: no copy of their shingles
+            kept = ~long[shingle_owners]
+            shingles, shingle_owners = shingles[kept], shingle_owners[kept]
+    parts.append(pack(shingles, shingle_owners))
+    del points, shingles, shingle_owners
+
+    # The whole value without spaces: the words' hashes combined in order.
+    if words.size:
+        position = np.arange(words.size, dtype=np.uint64) - _starts_of(owners)
+        mixed = hashing.splitmix64(words + position * np.uint64(0x9E3779B97F4A7C15))
+        value = np.zeros(values, dtype=np.uint64)
+        np.add.at(value, owners, mixed)
+        present = np.flatnonzero(np.bincount(owners, minlength=values) > 0)
+        parts.append(
+            pack(
+                hashing.splitmix64(value[present] ^ salts[present]),
+                present.astype(np.int64),
+            )
+        )
+    return np.concatenate(parts)
+
+
+def _starts_of(owners: npt.NDArray[np.int64]) -> npt.NDArray[np.uint64]:
+    """Index of each element's first sibling (elements grouped by owner)."""
+    group, first = kernel.runs(owners)
+    return first[group].astype(np.uint64)
+
+
+def record_tokens(
+    frame: pd.DataFrame,
+    columns: Sequence[Hashable],
+    *,
+    owner: str,
+    record_bits: int,
+    texts: ColumnTexts | None = None,
+    long_words: int | None = LONG_VALUE_WORDS,
+) -> npt.NDArray[np.uint64]:
+    """Every token of the given columns as ``token hash top bits | record``.
+
+    The low ``record_bits`` bits hold the record's position, the rest the top
+    bits of the token's 64-bit hash: one ``uint64`` per token, so that one
+    value sort groups a token's records (see :func:`kernel.vocabulary`).
+    ``texts`` holds the frame's columns' text when already converted; values
+    of at least ``long_words`` words give no shingles (None: all give them,
+    as an index saved before that rule reads its records).
+    """
+    n = len(frame)
+    per_pass = max(1, SMALL_BATCH_VALUES // max(n, 1))
+    if per_pass > 1:  # a small frame: its columns in passes of several
+        parts = []
+        for first in range(0, len(columns), per_pass):
+            chosen = list(columns[first : first + per_pass])
+            arrays = [
+                column_text(frame, column, owner=owner, texts=texts)
+                for column in chosen
+            ]
+            salts = np.repeat(np.array([_salt(column) for column in chosen]), n)
+            parts.append(
+                _values_tokens(
+                    arrays[0] if len(arrays) == 1 else pa.concat_arrays(arrays),
+                    salts,
+                    n,
+                    record_bits=record_bits,
+                    long_words=long_words,
+                )
+            )
+        return np.concatenate(parts) if parts else np.empty(0, np.uint64)
+    # A large table: each column a slice of rows at a time, so the temporaries
+    # reuse one another's memory (see kernel.SLICE), and the tokens written
+    # straight into one array, never held twice.
+    arrays = [
+        column_text(frame, column, owner=owner, texts=texts) for column in columns
+    ]
+    tokens = _TokenArray(sum(_most_tokens(array) for array in arrays))
+    slices = [
+        (array, _salt(column), start)
+        for column, array in zip(columns, arrays, strict=True)
+        for start in range(0, n, ROWS_PER_SLICE)
+    ]
+
+    def tokenise(part: tuple[pa.Array, np.uint64, int]) -> npt.NDArray[np.uint64]:
+        array, salt, start = part
+        rows = min(ROWS_PER_SLICE, n - start)
+        return _values_tokens(
+            array.slice(start, rows),
+            np.full(rows, salt, dtype=np.uint64),
+            rows,
+            record_bits=record_bits,
+            first_record=start,
+            long_words=long_words,
+        )
+
+    # Slices on every core, written in order: the same array as one by one.
+    for part in in_order(tokenise, slices):
+        tokens.add(part)
+    return tokens.array()
+
+
+def _most_tokens(array: pa.Array) -> int:
+    """About the most tokens a column's text gives (a guess; more may come).
+
+    A value of ``b`` bytes has ``b - 2`` shingles, a word per few bytes and one
+    whole value: about 1.1 tokens per byte on customer records (88M tokens of
+    81 MB of text). A quarter more covers text of short words; the array
+    grows if it does not (see :class:`_TokenArray`).
+    """
+    text = int(pc.sum(pc.binary_length(array)).as_py() or 0)
+    return text + text // 4 + 2 * len(array)
+
+
+class _TokenArray:
+    """Packed tokens written into one array as they come.
+
+    Pages of the array that no token reaches are never touched, so a generous
+    first size costs nothing; a size too small grows by half.
+    """
+
+    def __init__(self, capacity: int) -> None:
+        self._values = np.empty(max(capacity, 1), dtype=np.uint64)
+        self._size = 0
+
+    def add(self, part: npt.NDArray[np.uint64]) -> None:
+        end = self._size + part.size
+        if end > self._values.size:
+            grown = np.empty(max(end, self._values.size * 3 // 2), dtype=np.uint64)
+            grown[: self._size] = self._values[: self._size]
+            self._values = grown
+        self._values[self._size : end] = part
+        self._size = end
+
+    def array(self) -> npt.NDArray[np.uint64]:
+        return self._values[: self._size]
+
+
+@dataclass(frozen=True)
+class NeighbourPairs:
+    """The pairs of a neighbour key, and what finding them cost.
+
+    ``left`` and ``right`` are record positions (dedupe: ``left < right``),
+    distinct and sorted by ``left * n_right + right``; ``cosine`` is each
+    pair's weighted token cosine.
+    """
+
+    left: npt.NDArray[np.int64]
+    right: npt.NDArray[np.int64]
+    cosine: npt.NDArray[np.float64]
+    keyed: list[npt.NDArray[np.bool_]]
+    cap: int
+    work: int
+    kept_per_record: npt.NDArray[np.int64]
+    budget: Budget
+
+    def describe(self) -> str:
+        """One line on what was decided."""
+        counts = self.kept_per_record
+        shown = counts[counts > 0]
+        spread = (
+            f"k per record median {np.median(shown):g}, 95% at most "
+            f"{np.percentile(shown, 95, method='higher'):g}, largest {shown.max()}"
+            if shown.size
+            else "no record found a neighbour"
+        )
+        return (
+            "neighbours key: each record's most similar records by IDF-weighted "
+            "token cosine (words, character 3-shingles of values under "
+            f"{LONG_VALUE_WORDS} words, and whole values of all the "
+            f"columns); k read off each record's own scores ({self.budget}): "
+            f"{spread}; look-ups skip tokens held by more than "
+            f"{self.cap:,} records ({self.work:,} postings visited); "
+            f"{self.left.size:,} pairs"
+        )
+
+
+def _cap(frequencies: list[npt.NDArray[np.int64]], link: bool, budget: int) -> int:
+    """Largest token frequency whose look-ups fit the work budget.
+
+    Work of a token: ``df^2`` in one table (each holder visits every holder),
+    ``2 * df_left * df_right`` between two.
+    """
+    total = frequencies[0] + (frequencies[1] if link else 0)
+    work = (
+        2 * frequencies[0] * frequencies[1] if link else frequencies[0] ** 2
+    ).astype(np.float64)
+    order = np.argsort(total, kind="stable")
+    sorted_total = total[order]
+    cumulative = np.cumsum(work[order])
+    # Only whole frequency levels can be cut: the last token of each level.
+    level_end = np.append(kernel.run_starts(sorted_total)[1:], True)
+    fits = level_end & (cumulative <= budget)
+    if not fits.any():
+        return 1
+    return int(sorted_total[np.flatnonzero(fits)[-1]])
+
+
+def _usable_in(
+    usable: npt.NDArray[np.bool_], tokens: npt.NDArray[np.int64]
+) -> Callable[[int, int], npt.NDArray[np.bool_]]:
+    """Mask of the look-up tokens of ``tokens[start:stop]``."""
+    return lambda start, stop: usable[tokens[start:stop]]
+
+
+def _weight_sums(
+    records: npt.NDArray[np.int64],
+    tokens: npt.NDArray[np.int64],
+    weights: npt.NDArray[np.uint64],
+    n: int,
+) -> npt.NDArray[np.float64]:
+    """Sum of each record's squared token weights (slice by slice)."""
+    sums = np.zeros(n, dtype=np.float64)
+    for start in range(0, records.size, kernel.SLICE):
+        stop = start + kernel.SLICE
+        sums += np.bincount(
+            records[start:stop],
+            weights=weights[tokens[start:stop]].astype(np.float64),
+            minlength=n,
+        )
+    return sums
+
+
+def neighbour_pairs(
+    frames: list[pd.DataFrame],
+    columns: Sequence[Hashable],
+    *,
+    owner: str,
+    max_pairs: int | None = None,
+) -> NeighbourPairs:
+    """Find each record's neighbours in one table (dedupe) or the other (link).
+
+    Parameters
+    ----------
+    frames : list of one or two DataFrames
+        One table to deduplicate, or the left and right tables to link (each
+        record's neighbours are searched in the other table, both ways).
+    columns : sequence of labels
+        The columns whose tokens make a record.
+    owner : str
+        Name of the calling function, for error messages.
+    max_pairs : int, optional
+        Stop with ``TooManyPairsError`` when the neighbour lists would hold
+        more pairs (checked per chunk, before pairs are united).
+    """
+    link = len(frames) == 2
+    budget = LINK if link else DEDUPE
+    sizes = [len(frame) for frame in frames]
+    record_bits = kernel.record_bits(sizes)
+    vocabulary = kernel.vocabulary(
+        [
+            record_tokens(
+                frame,
+                columns,
+                owner=owner,
+                record_bits=record_bits,
+                long_words=LONG_VALUE_WORDS,
+            )
+            for frame in frames
+        ],
+        record_bits,
+    )
+    frequency = vocabulary.frequency
+    size = frequency.size
+    n_records = sum(sizes)
+    weights = kernel.quantised_weights(frequency, n_records)
+    norms = [
+        np.sqrt(_weight_sums(records, tokens, weights, n))
+        for records, tokens, n in zip(
+            vocabulary.records, vocabulary.tokens, sizes, strict=True
+        )
+    ]
+    cap = _cap(
+        vocabulary.side_frequency,
+        link,
+        max(WORK_FLOOR, WORK_PER_RECORD * n_records),
+    )
+    usable = frequency <= cap
+    # The look-up tokens, kept in the vocabulary's own arrays (which are not
+    # read again): no second copy of every token.
+    by_token = [
+        kernel.keep_in_place(_usable_in(usable, tokens), records, tokens)
+        for records, tokens in zip(vocabulary.records, vocabulary.tokens, strict=True)
+    ]
+    del vocabulary
+    keyed = [
+        np.bincount(records, minlength=n) > 0
+        for (records, _), n in zip(by_token, sizes, strict=True)
+    ]
+    # Equal scores are ranked by a hash of the records' values (then of their
+    # labels' text), not by their positions, so the neighbours depend neither
+    # on the order of the rows nor on the labels' dtype. From here on records
+    # are numbered by that rank, so that ties rank by the number itself; the
+    # pairs kept are numbered back at the end.
+    tie_ranks = [_tie_ranks(frame, columns) for frame in frames]
+    for (records, _), (rank, _) in zip(by_token, tie_ranks, strict=True):
+        _renumber(records, rank)
+    norms = [side[order] for side, (_, order) in zip(norms, tie_ranks, strict=True)]
+    postings = [
+        kernel.Postings.build(records, tokens, size) for records, tokens in by_token
+    ]
+    lookups = [kernel.by_record(records, tokens) for records, tokens in by_token]
+    # Both ways when linking, so a pair is found when either record ranks the
+    # other high; but when one table is much smaller (a batch of new records
+    # against a saved table), only its records look up: each record of the
+    # large table would otherwise pick one of the few new ones.
+    directions = [(0, 0)]
+    if link:
+        small, large = sorted(sizes)
+        directions = (
+            [(0, 1), (1, 0)]
+            if large <= SIDE_RATIO * small
+            else ([(0, 1)] if sizes[0] <= sizes[1] else [(1, 0)])
+        )
+    found_left, found_right, found_cosine, kept_counts = [], [], [], []
+    work_done = found_so_far = 0
+    works = [
+        kernel.expansion_sizes(
+            lookups[query_side][0],
+            lookups[query_side][1],
+            postings[index_side],
+            sizes[query_side],
+        )
+        for query_side, index_side in directions
+    ]
+    _progress.step(
+        f"finding neighbours ({n_records:,} records)",
+        total=int(sum(int(work.sum()) for work in works)),
+    )
+    for (query_side, index_side), work in zip(directions, works, strict=True):
+        query_records, query_tokens = lookups[query_side]
+        n_query, n_index = sizes[query_side], sizes[index_side]
+        work_done += int(work.sum())
+        kept_queries = []
+
+        def look_up(
+            chunk: tuple[int, int],
+            query_records: npt.NDArray[np.int64] = query_records,
+            query_tokens: npt.NDArray[np.int64] = query_tokens,
+            query_side: int = query_side,
+            index_side: int = index_side,
+            n_index: int = n_index,
+        ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[Any]]:
+            first, stop = chunk
+            query, neighbour, cosine = kernel.neighbour_lists(
+                query_records,
+                query_tokens,
+                postings[index_side],
+                weights,
+                norms[query_side],
+                norms[index_side],
+                first=first,
+                stop=stop,
+                n_index=n_index,
+                same_table=not link,
+                budget=(
+                    budget.relative,
+                    budget.floor,
+                    budget.factor,
+                    budget.least,
+                    budget.most,
+                ),
+            )
+            kept, _ = kernel.select(
+                query,
+                cosine,
+                relative=budget.relative,
+                floor=budget.floor,
+                factor=budget.factor,
+                least=budget.least,
+                most=budget.most,
+            )
+            return (
+                tie_ranks[query_side][1][query[kept]],
+                tie_ranks[index_side][1][neighbour[kept]],
+                cosine[kept],
+            )
+
+        chunks = _chunks(work, n_index)
+        for (first, stop), (query, neighbour, cosine) in zip(
+            chunks, in_order(look_up, chunks), strict=True
+        ):
+            _progress.advance(int(work[first:stop].sum()))
+            kept_queries.append(query)
+            if query_side == 0:
+                left, right = query, neighbour
+            else:
+                left, right = neighbour, query
+            if not link:
+                left, right = np.minimum(left, right), np.maximum(left, right)
+            found_left.append(left)
+            found_right.append(right)
+            found_cosine.append(cosine)
+            found_so_far += left.size
+            if max_pairs is not None:
+                _check(found_so_far, max_pairs)
+        kept_counts.append(
+            np.bincount(
+                np.concatenate(kept_queries) if kept_queries else np.empty(0, np.int64),
+                minlength=n_query,
+            )
+        )
+    n_right = sizes[1] if link else sizes[0]
+    left = np.concatenate(found_left) if found_left else np.empty(0, np.int64)
+    right = np.concatenate(found_right) if found_right else np.empty(0, np.int64)
+    cosine = np.concatenate(found_cosine) if found_cosine else np.empty(0)
+    codes = left * np.int64(n_right) + right
+    codes, first_seen = np.unique(codes, return_index=True)
+    left, right = np.divmod(codes, np.int64(n_right))
+    return NeighbourPairs(
+        left=left,
+        right=right,
+        cosine=cosine[first_seen],
+        keyed=keyed,
+        cap=cap,
+        work=work_done,
+        kept_per_record=np.concatenate(kept_counts),
+        budget=budget,
+    )
+
+
+def _renumber(records: npt.NDArray[np.int64], number: npt.NDArray[np.int64]) -> None:
+    """Replace each record by ``number[record]``, in place (slice by slice)."""
+    for start in range(0, records.size, kernel.SLICE):
+        part = records[start : start + kernel.SLICE]
+        part[:] = number[part]
+
+
+def _tie_ranks(
+    frame: pd.DataFrame, columns: Sequence[Hashable]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Rank of each record among equal scores, and its inverse.
+
+    By the hash of its values in ``columns``, then of its label's text (records
+    of equal values), then its position (labels of equal text, such as ``1``
+    and ``"1"`` in one object index).
+    """
+    labels = hash_labels(frame.index)
+    values = hash_values(frame, columns)
+    if values is None:
+        values = labels
+    order = np.lexsort((np.arange(labels.size), labels, values))
+    ranks = np.empty(labels.size, dtype=np.int64)
+    ranks[order] = np.arange(labels.size)
+    return ranks, order.astype(np.int64)
+
+
+def _chunks(work: npt.NDArray[np.int64], n_index: int) -> list[tuple[int, int]]:
+    """Ranges of query records whose look-ups stay within ``CHUNK_WORK``.
+
+    A chunk also stays small enough for its pair codes to fit the packed
+    value; one record whose own work exceeds the bound is a chunk of its own.
+    """
+    index_bits = max(int(n_index - 1).bit_length(), 1)
+    most_records = max(1, (1 << (kernel.CODE_BITS - index_bits)) - 1)
+    bounds = []
+    cumulative = np.cumsum(work)
+    first, n = 0, work.size
+    while first < n:
+        base = cumulative[first - 1] if first else 0
+        stop = int(np.searchsorted(cumulative, base + CHUNK_WORK, side="right"))
+        stop = min(max(stop, first + 1), first + most_records, n)
+        bounds.append((first, stop))
+        first = stop
+    return bounds
+
+
+def _check(count: int, max_pairs: int) -> None:
+    """Raise :class:`TooManyPairsError` when the neighbour lists grow too long."""
+    if count > max_pairs:
+        raise TooManyPairsError(
+            f"The neighbours key would build more than {count:,} candidate pairs, "
+            f"more than max_pairs={max_pairs:,}. Block on fewer or more specific "
+            "columns, or raise max_pairs if the memory allows."
+        )

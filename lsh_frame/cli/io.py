@@ -1,0 +1,202 @@
+"""Reading and writing the command line's tables: CSV and Parquet, files and pipes."""
+
+from __future__ import annotations
+
+import csv
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+import pandas as pd
+
+from lsh_frame.errors import LshFrameError
+
+#: Exit codes.
+OK, FAILED, USAGE = 0, 1, 2
+
+#: The reader of standard output closed it early (``lsh-frame ... | head``): the
+#: status a shell reports for a tool that SIGPIPE ends (128 + 13), so that the
+#: truncated output is not taken for a whole one under ``set -o pipefail``.
+BROKEN_PIPE = 141
+
+
+_CSV = (".csv", ".csv.gz", ".csv.bz2", ".csv.zip", ".csv.xz", ".csv.zst", ".tsv")
+
+_PARQUET = (".parquet", ".pq")
+
+
+class InputError(LshFrameError):
+    """A file could not be read or written, or the command line is inconsistent."""
+
+
+def _format(path: str, role: str) -> str:
+    if path == "-":
+        return "csv"
+    name = path.lower()
+    if name.endswith(_PARQUET):
+        return "parquet"
+    if name.endswith(_CSV):
+        return "csv"
+    raise InputError(
+        f"cannot tell the format of {role} {path!r} from its name: use a .csv "
+        "(optionally compressed, e.g. .csv.gz), .tsv, .parquet or .pq file, or - "
+        "for CSV on standard input/output"
+    )
+
+
+def read_table(
+    path: str,
+    role: str = "input",
+    *,
+    sep: str | None = None,
+    encoding: str = "utf-8",
+) -> pd.DataFrame:
+    """Read a CSV (all cells as text) or Parquet file; ``-`` is stdin CSV.
+
+    ``sep`` is the CSV field separator (by default a tab for ``.tsv`` files,
+    else a comma) and ``encoding`` the CSV text encoding. Header names lose the
+    spaces around them (FEBRL's files write ``rec_id, given_name``).
+    """
+    kind = _format(path, role)
+    if path != "-" and not Path(path).is_file():
+        reason = "it is a directory" if Path(path).is_dir() else "no such file"
+        raise InputError(f"cannot read {role} {path!r}: {reason}")
+    try:
+        if kind == "parquet":
+            return _plain(pd.read_parquet(path), path, role)
+        return _read_csv(path, role, sep, encoding)
+    except LookupError as error:  # an unknown encoding
+        raise InputError(f"cannot read {role} {path!r}: {error}") from error
+    except (OSError, ValueError, UnicodeDecodeError, ImportError) as error:
+        detail = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        raise InputError(
+            f"cannot read {role} {path!r} as {kind}: {type(error).__name__}"
+            + (f": {detail}" if detail else "")
+        ) from error
+
+
+def _read_csv(
+    path: str, role: str, sep: str | None = None, encoding: str = "utf-8"
+) -> pd.DataFrame:
+    """Read a CSV file's cells as text, under the names its header gives.
+
+    pandas renames a repeated header name (the second ``name`` becomes
+    ``name.1``), so the header is read first, as written (spaces around a name
+    stripped), and refused if it names a column twice.
+    """
+    if sep is None:
+        sep = "\t" if path.lower().endswith(".tsv") else ","
+    options: dict[str, Any] = {"dtype": str, "keep_default_na": False, "sep": sep}
+    where = "on standard input" if path == "-" else repr(path)
+    fix = "give each column of its header a different name"
+    if path != "-":
+        # The same parser (compression, encoding, quoting) on the first row.
+        header = pd.read_csv(
+            path, header=None, nrows=1, encoding=encoding, **options
+        ).iloc[0]
+        names = [name.strip() for name in header.fillna("")]
+        # Empty header cells are not repeats: pandas numbers them ("Unnamed: 2").
+        _refuse_repeated([name for name in names if name], f"{role} {where}", fix)
+        frame = pd.read_csv(path, na_values=[""], encoding=encoding, **options)
+        frame.columns = [
+            name or column for name, column in zip(names, frame.columns, strict=True)
+        ]
+        return frame
+    # Standard input can be read only once: the csv module takes the header
+    # record off it, pandas reads the rest under those names. (Its encoding is
+    # the terminal's, set by Python: --encoding applies to files.)
+    first = _first_record(sys.stdin, sep)
+    if first is None:
+        return pd.read_csv(sys.stdin, na_values=[""], **options)  # raises: empty
+    first[0] = first[0].removeprefix("\ufeff")  # a byte order mark, as pandas does
+    names = [name.strip() for name in first]
+    _refuse_repeated([name for name in names if name], f"{role} {where}", fix)
+    names = [name or f"Unnamed: {number}" for number, name in enumerate(names)]
+    return pd.read_csv(sys.stdin, header=None, names=names, na_values=[""], **options)
+
+
+def _first_record(stream: TextIO, separator: str) -> list[str] | None:
+    """Return the first record that is not a blank line (pandas skips those)."""
+    for record in csv.reader(stream, delimiter=separator):
+        if record:
+            return record
+    return None
+
+
+def _refuse_repeated(names: Sequence[str], what: str, fix: str) -> None:
+    repeated = pd.Index(names)[pd.Index(names).duplicated()].unique()
+    if len(repeated):
+        raise InputError(
+            f"the {what} has more than one column named "
+            + ", ".join(repr(name) for name in repeated)
+            + f"; {fix}"
+        )
+
+
+def _plain(frame: pd.DataFrame, path: str, role: str) -> pd.DataFrame:
+    """Return a Parquet table as the command line sees files: labels as text.
+
+    A stored index becomes a column again (usable with ``--index-col``, and not
+    silently dropped on output); column labels become strings, as in CSV.
+    """
+    if not isinstance(frame.index, pd.RangeIndex):
+        frame = frame.reset_index(allow_duplicates=True)  # refused below
+    frame.columns = [str(column) for column in frame.columns]
+    # Counting the stored index, with the labels as text (1 and "1" collide).
+    _refuse_repeated(
+        list(frame.columns),
+        f"{role} {path!r} (counting its stored index, labels as text)",
+        "give each column a different name",
+    )
+    return frame
+
+
+def write_table(frame: pd.DataFrame, path: str, *, index: bool) -> None:
+    """Write CSV or Parquet by the extension; ``-`` is CSV on stdout."""
+    kind = _format(path, "output")
+    try:
+        if kind == "parquet":
+            frame.to_parquet(path, index=index)
+        elif path == "-":
+            frame.to_csv(sys.stdout, index=index)
+        else:
+            frame.to_csv(
+                path, index=index, sep="\t" if path.lower().endswith(".tsv") else ","
+            )
+    except BrokenPipeError:
+        raise  # the reader went away: main ends quietly
+    except OSError as error:
+        raise InputError(f"cannot write {path!r}: {error.strerror or error}") from error
+
+
+def check_outputs(table: str, model: str | None = None) -> None:
+    """Refuse, before the job starts, outputs that could not be written after it.
+
+    ``table`` needs an extension the writer knows; both need an existing,
+    writable folder. ``-`` (standard output) is always writable.
+    """
+    if table != "-":
+        _format(table, "output")
+        _check_writable(table, "output")
+    if model is not None:
+        _check_writable(model, "model file")
+
+
+def _check_writable(path: str, role: str) -> None:
+    target = Path(path)
+    folder = target.parent
+    problem = None
+    if target.is_dir():
+        problem = "it is a directory"
+    elif not folder.exists():
+        problem = f"the folder {str(folder)!r} does not exist (create it first)"
+    elif not folder.is_dir():
+        problem = f"{str(folder)!r} is not a folder"
+    elif target.exists() and not os.access(target, os.W_OK):
+        problem = "the file is not writable"
+    elif not target.exists() and not os.access(folder, os.W_OK | os.X_OK):
+        problem = f"the folder {str(folder)!r} is not writable"
+    if problem is not None:
+        raise InputError(f"cannot write {role} {path!r}: {problem}")

@@ -1,0 +1,179 @@
+"""Options of the command line read into the API's parameters."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pandas as pd
+
+from lsh_frame.cli.io import InputError
+
+
+def _columns(values: Sequence[str]) -> list[str]:
+    """``--on a,b --on c`` → ``["a", "b", "c"]``."""
+    names = [name.strip() for value in values for name in value.split(",")]
+    names = [name for name in names if name]
+    if not names:
+        raise InputError("--on names no column")
+    return names
+
+
+def _min_score(text: str) -> float | str:
+    if text == "auto":
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be a number in [0, 1] or 'auto', not {text!r}"
+        ) from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be in [0, 1], not {text}")
+    return value
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, not {text!r}") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1], not {text}")
+    return value
+
+
+def _separator(text: str) -> str:
+    """Return the one-character separator (a backslash-t or "tab" is a tab)."""
+    separator = "\t" if text in ("\\t", "tab") else text
+    if len(separator) != 1:
+        raise argparse.ArgumentTypeError(
+            f"must be one character (\\t or tab for a tab); got {text!r}"
+        )
+    return separator
+
+
+def _digits(text: str) -> int | None:
+    if text == "all":
+        return None
+    try:
+        digits = int(text)
+    except ValueError:
+        digits = -1
+    if not 0 <= digits <= 17:
+        raise argparse.ArgumentTypeError(
+            f"must be a number of decimals from 0 to 17, or 'all'; got {text!r}"
+        )
+    return digits
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {text}")
+    return value
+
+
+def _load_model(path: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf8") as file:
+            learned = json.load(file)
+    except OSError as error:
+        raise InputError(
+            f"cannot read the model {path!r}: {error.strerror or error}"
+        ) from error
+    except ValueError as error:
+        raise InputError(f"the model {path!r} is not JSON: {error}") from error
+    if not isinstance(learned, dict):
+        raise InputError(f"the model {path!r} is not a learned model (a JSON object)")
+    return learned
+
+
+def _save_model(result: pd.DataFrame, path: str | None) -> str | None:
+    """Write the learned model as JSON; return a note for the summary."""
+    if path is None:
+        return None
+    learned = result.attrs.get("lsh_frame", {}).get("model")
+    if learned is None:
+        return (
+            "  no model was learned (too few candidate pairs, or a numeric --min-score)"
+        )
+    try:
+        with open(path, "w", encoding="utf8") as file:
+            json.dump(learned, file, indent=2)
+    except OSError as error:
+        raise InputError(f"cannot write {path!r}: {error.strerror or error}") from error
+    return f"  saved the learned model to {path}"
+
+
+def _csv_options(arguments: argparse.Namespace) -> dict[str, Any]:
+    """``sep`` and ``encoding`` of the CSV files read."""
+    return {"sep": arguments.sep, "encoding": arguments.encoding}
+
+
+def _rounded(frame: pd.DataFrame, digits: int | None) -> pd.DataFrame:
+    """Scores and probabilities rounded to ``digits`` for display (None: as is)."""
+    if digits is None:
+        return frame
+    floats = [
+        column
+        for column in frame.columns
+        if pd.api.types.is_float_dtype(frame[column].dtype)
+        and (
+            str(column) in ("score", "match_probability")
+            or str(column).endswith(("_score", "_jaccard"))
+        )
+    ]
+    return frame.round(dict.fromkeys(floats, digits)) if floats else frame
+
+
+def _job_options(arguments: argparse.Namespace) -> dict[str, Any]:
+    min_score: Any = "auto" if arguments.min_score is None else arguments.min_score
+    if arguments.model is not None:
+        if arguments.min_score is not None:
+            raise InputError("give --min-score or --model, not both")
+        min_score = _load_model(arguments.model)
+    return {
+        "threshold": arguments.threshold,
+        "min_score": min_score,
+        "recall": arguments.recall,
+        "num_perm": arguments.num_perm,
+        "seed": arguments.seed,
+        "max_bucket": arguments.max_bucket,
+        "max_pairs": arguments.max_pairs,
+    }
+
+
+def _indexed(frame: pd.DataFrame, column: str | None, role: str) -> pd.DataFrame:
+    """Use ``column`` as the frame's index (record ids), checked for uniqueness."""
+    if column is None:
+        return frame
+    if column not in frame.columns:
+        raise InputError(
+            f"the {role} has no column {column!r} to use as the index; "
+            f"its columns: {', '.join(map(str, frame.columns))}"
+        )
+    if frame[column].isna().any() or not frame[column].is_unique:
+        raise InputError(
+            f"the {role}'s column {column!r} cannot be the index: its values must "
+            "be present and unique"
+        )
+    return frame.set_index(column)
+
+
+def _say_written(
+    say: Callable[[str], None], rows: int, output: str, saved: str | None
+) -> None:
+    where = "standard output" if output == "-" else output
+    say(f"  wrote {rows:,} rows to {where}")
+    if saved:
+        say(saved)
+
+
+#: The values of --one-to-one, as the ``one_to_one`` of link and merge.
+_ONE_TO_ONE: dict[str, Any] = {"auto": "auto", "yes": True, "no": False}

@@ -1,0 +1,240 @@
+"""The arrays an index holds: keys, vocabulary, tokens, segments."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+import pyarrow as pa
+
+from lsh_frame._kernels import neighbours as kernel
+from lsh_frame.block.neighbours import LONG_VALUE_WORDS, record_tokens
+from lsh_frame.errors import ColumnError
+
+if TYPE_CHECKING:
+    from lsh_frame.text.shingle import ColumnTexts
+
+
+#: Bits of a record's position in a packed token: a token's hash keeps the
+#: other 40 bits (two tokens of a million-record vocabulary share them with
+#: probability about 5e-7), and at most 2**24 records are tokenised at a time.
+TOKEN_RECORD_BITS = 24
+
+
+_LABEL = "__label__"
+
+
+@dataclass(frozen=True)
+class _KeyTable:
+    """One key's ``(key, record)`` pairs of a segment, sorted by key."""
+
+    keys: npt.NDArray[np.uint64]
+    positions: npt.NDArray[np.int64]
+
+    @classmethod
+    def of(
+        cls, keys: npt.NDArray[np.uint64], valid: npt.NDArray[np.bool_], first: int
+    ) -> _KeyTable:
+        rows = np.flatnonzero(valid)
+        flat = keys[rows].ravel()
+        positions = np.repeat(rows.astype(np.int64) + first, keys.shape[1])
+        order = np.lexsort((positions, flat))
+        return cls(np.ascontiguousarray(flat[order]), positions[order])
+
+    def ranges(
+        self, keys: npt.NDArray[np.uint64]
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """Start and length of each key's run."""
+        # Sorted needles search far faster (each search starts where the last
+        # ended, in cache) than keys in record order.
+        order = np.argsort(keys, kind="stable")
+        needles = keys[order]
+        starts = np.empty(keys.size, dtype=np.int64)
+        stops = np.empty(keys.size, dtype=np.int64)
+        starts[order] = np.searchsorted(self.keys, needles, side="left")
+        stops[order] = np.searchsorted(self.keys, needles, side="right")
+        return starts, stops - starts
+
+
+@dataclass(frozen=True)
+class _Vocabulary:
+    """The neighbours key's tokens at build time: their weights and frequencies."""
+
+    hashes: npt.NDArray[np.uint64]  # sorted, distinct
+    weights: npt.NDArray[np.uint64]  # quantised squared IDF weights
+    frequency: npt.NDArray[np.int64]
+    records: int  # records the weights were counted over
+    cap: int  # tokens held by more records are not looked up
+
+    @functools.cached_property
+    def unseen_weight(self) -> np.uint64:
+        """Weight of a token the built table did not hold (as if held once)."""
+        return kernel.quantised_weights(np.ones(1, np.int64), self.records)[0]
+
+    def weigh(
+        self, hashes: npt.NDArray[np.uint64]
+    ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]:
+        """Weight of each token, and whether it is looked up (not too common)."""
+        if not self.hashes.size:  # the built table had no token at all
+            return (
+                np.full(hashes.size, self.unseen_weight, dtype=np.uint64),
+                np.ones(hashes.size, dtype=bool),
+            )
+        at = np.minimum(np.searchsorted(self.hashes, hashes), self.hashes.size - 1)
+        known = self.hashes[at] == hashes
+        weights = np.where(known, self.weights[at], self.unseen_weight)
+        looked_up = ~known | (self.frequency[at] <= self.cap)
+        return weights.astype(np.uint64), looked_up
+
+
+@dataclass(frozen=True)
+class _Tokens:
+    """A segment's inverted index: the records holding each token."""
+
+    hashes: npt.NDArray[np.uint64]  # sorted, distinct
+    weights: npt.NDArray[np.uint64]
+    postings: kernel.Postings  # records by position in ``hashes``
+
+
+def _token_pairs(
+    frame: pd.DataFrame,
+    columns: Sequence[Hashable],
+    owner: str,
+    texts: ColumnTexts | None = None,
+    long_words: int | None = LONG_VALUE_WORDS,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]:
+    """Distinct ``(record, token hash)`` of a frame, sorted by hash then record.
+
+    ``texts`` holds the frame's columns' text when already converted;
+    ``long_words`` is the index's rule for long values (see
+    :func:`~lsh_frame.block.neighbours.record_tokens`).
+    """
+    step = 1 << TOKEN_RECORD_BITS
+    records, hashes = [], []
+    for first in range(0, len(frame), step):
+        record, hashed = _unpacked(
+            record_tokens(
+                frame if len(frame) <= step else frame.iloc[first : first + step],
+                columns,
+                owner=owner,
+                record_bits=TOKEN_RECORD_BITS,
+                texts=texts,
+                long_words=long_words,
+            )
+        )
+        records.append(record + first if first else record)
+        hashes.append(hashed)
+    if len(records) <= 1:
+        return (
+            (records[0], hashes[0])
+            if records
+            else (np.empty(0, np.int64), np.empty(0, np.uint64))
+        )
+    record, token = np.concatenate(records), np.concatenate(hashes)
+    order = np.lexsort((record, token))
+    return record[order], token[order]
+
+
+def _unpacked(
+    packed: npt.NDArray[np.uint64],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]:
+    """Distinct ``(record, token hash)`` of packed tokens, sorted by hash.
+
+    In place (see kernel.SLICE): the hashes are the sorted packed tokens
+    shifted, the records read off a slice at a time beside them.
+    """
+    packed.sort()
+    packed = kernel.compact_sorted(packed)
+    record = np.empty(packed.size, dtype=np.int64)
+    mask = np.uint64((1 << TOKEN_RECORD_BITS) - 1)
+    for start in range(0, packed.size, kernel.SLICE):
+        stop = start + kernel.SLICE
+        np.bitwise_and(packed[start:stop], mask, out=record[start:stop].view(np.uint64))
+    np.right_shift(packed, np.uint64(TOKEN_RECORD_BITS), out=packed)
+    return record, packed
+
+
+def _norms(
+    records: npt.NDArray[np.int64], weights: npt.NDArray[np.uint64], n: int
+) -> npt.NDArray[np.float64]:
+    return np.sqrt(
+        np.bincount(records, weights=weights.astype(np.float64), minlength=n)
+    )
+
+
+def _tokens_of(
+    records: npt.NDArray[np.int64],
+    hashes: npt.NDArray[np.uint64],
+    weights: npt.NDArray[np.uint64],
+    looked_up: npt.NDArray[np.bool_],
+    first: int,
+) -> _Tokens:
+    """Index the records holding each looked-up token."""
+    records, hashes, weights = records[looked_up], hashes[looked_up], weights[looked_up]
+    token_id, starts = kernel.runs(hashes)
+    postings = kernel.Postings.build(records + first, token_id, int(starts.size))
+    return _Tokens(hashes[starts], weights[starts], postings)
+
+
+@dataclass
+class _Segment:
+    """Records added together: their values and their lookup tables."""
+
+    first: int  # position of its first record
+    records: pa.Table  # the fields' columns (named c0, c1, ...) and labels
+    keys: list[_KeyTable | None]  # per blocking key (None: the neighbours key)
+    tokens: _Tokens | None
+
+    @property
+    def size(self) -> int:
+        return self.records.num_rows
+
+    @property
+    def nbytes(self) -> int:
+        total = self.records.nbytes
+        for table in self.keys:
+            if table is not None:
+                total += table.keys.nbytes + table.positions.nbytes
+        if self.tokens is not None:
+            postings = self.tokens.postings
+            total += self.tokens.hashes.nbytes + self.tokens.weights.nbytes
+            total += (
+                postings.records.nbytes
+                + postings.starts.nbytes
+                + postings.counts.nbytes
+            )
+        return total
+
+
+def _arrow_records(
+    frame: pd.DataFrame, columns: list[Hashable], owner: str
+) -> pa.Table:
+    """Return the fields' columns and the labels as an Arrow table (c0, c1, ...)."""
+    arrays = {}
+    for number, column in enumerate(columns):
+        values = frame[column]
+        try:
+            arrays[f"c{number}"] = pa.array(values, from_pandas=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            # Mixed Python objects: kept as their text, as they are compared.
+            text = values.astype("string")
+            arrays[f"c{number}"] = pa.array(text, from_pandas=True)
+    arrays[_LABEL] = _label_array(frame.index, owner)
+    return pa.table(arrays)
+
+
+def _label_array(labels: pd.Index, owner: str) -> pa.Array:
+    """Return the records' labels as one Arrow array (of one type)."""
+    try:
+        return pa.array(labels.to_numpy(), from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as error:
+        raise ColumnError(
+            f"{owner} keeps the records' index labels in Arrow files, but these "
+            f"labels do not convert ({error}). Use labels of one type (numbers or "
+            "text), for example with reset_index()."
+        ) from None

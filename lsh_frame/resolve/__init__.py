@@ -1,0 +1,1 @@
+"""Resolution: matched pairs become entities (an id per record)."""
