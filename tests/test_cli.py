@@ -15,7 +15,8 @@ import pandas as pd
 import pytest
 
 import lsh_frame as lf
-from lsh_frame import __version__, cli
+from lsh_frame import cli
+from lsh_frame._version import __version__
 from lsh_frame.cli import dedupe as cli_dedupe
 from lsh_frame.cli import demo
 from lsh_frame.cli import io as cli_io

@@ -15,9 +15,9 @@ from lsh_frame._kernels import sets
 from lsh_frame.compare import text as compare_text
 from lsh_frame.config import ShingleConfig
 from lsh_frame.decide import cut as decide_cut
-from lsh_frame.decide import model
 from lsh_frame.decide import model as decide_model
 from lsh_frame.decide import score as decide_score
+from lsh_frame.decide import tables
 from lsh_frame.decide.closing import THROUGH_MATCHES
 from lsh_frame.explain import shingle_texts
 
@@ -719,7 +719,7 @@ def test_level_patterns_are_the_distinct_rows():
     rng = np.random.default_rng(0)
     for fields in (1, 5, 33):  # 33 fields take the row-wise path
         columns = [rng.integers(0, 4, 2_000) for _ in range(fields)]
-        patterns, counts = model._level_patterns(columns)
+        patterns, counts = tables._level_patterns(columns)
         expected, expected_counts = np.unique(
             np.stack(columns, axis=1), axis=0, return_counts=True
         )

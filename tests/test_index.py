@@ -12,7 +12,8 @@ import pytest
 
 import lsh_frame as lf
 from lsh_frame.index import index as index_module
-from lsh_frame.index import tables
+from lsh_frame.index import query as index_query
+from lsh_frame.index import tables, update
 
 COLUMNS = ["given_name", "surname", "date_of_birth", "postcode", "phone"]
 
@@ -239,7 +240,7 @@ def test_compact_changes_nothing_found(split):
 
 def test_many_adds_merge_segments(split, monkeypatch):
     _, new, _ = split
-    monkeypatch.setattr(index_module, "MAX_SEGMENTS", 3)
+    monkeypatch.setattr(update, "MAX_SEGMENTS", 3)
     index = fresh(split)
     for start in range(0, 50, 10):
         index.add(new.iloc[start : start + 10])
@@ -539,7 +540,7 @@ def test_an_index_reads_long_values_by_the_rule_it_was_saved_with(tmp_path):
     without = tables._token_pairs(new, columns, "t", long_words=None)[1]
     assert without.size > with_rule.size
     seen = {}
-    original = index_module._token_pairs
+    original = index_query._token_pairs
 
     def spy(*args, **options):
         result = original(*args, **options)
@@ -547,7 +548,7 @@ def test_an_index_reads_long_values_by_the_rule_it_was_saved_with(tmp_path):
         return result
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(index_module, "_token_pairs", spy)
+        patch.setattr(index_query, "_token_pairs", spy)
         before.query(new)
         assert seen["hashes"] == without.size
         index.query(new)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import lsh_frame as lf
 from lsh_frame.compare import levels as compare_levels
 from lsh_frame.decide import cut as decide_cut
-from lsh_frame.decide import learn, model
+from lsh_frame.decide import em, learn, model, tables
 
 
 @settings(max_examples=60, deadline=None)
@@ -180,7 +180,7 @@ def test_an_unclear_split_still_rejects_a_fit_whose_matches_mostly_differ():
     truth = np.arange(sum(sizes)) < sizes[0]
     levels = {name: model.MatchModel.levels(values) for name, values in scores.items()}
     start = model.MatchModel.learn_levels(levels, truth)
-    patterns, counts = model._level_patterns(list(levels.values()))
+    patterns, counts = tables._level_patterns(list(levels.values()))
     taken, _, converged = start.expectation_maximisation(
         list(levels), patterns, counts.astype(np.float64), 1_000
     )
@@ -351,7 +351,7 @@ def test_fields_that_differ_together_are_grouped():
     name = np.where(rng.random(size) < 0.3, size_levels - 1, 0)
     missing = np.full(size, size_levels)  # a field never present groups with none
     patterns = np.stack([street, city, name, missing], axis=1)
-    together = model._differ_together(patterns, np.ones(size), size_levels)
+    together = em._differ_together(patterns, np.ones(size), size_levels)
     assert together.tolist() == [
         [True, True, False, False],
         [True, True, False, False],
@@ -394,10 +394,10 @@ def test_leaving_out_fields_that_differ_together_finds_people_who_moved():
     start = model.MatchModel.learn_levels(levels, truth & ~moved)
     assert start is not None
     assert (start.probability_of_levels(levels)[moved] < 0.5).mean() > 0.9
-    patterns, counts = model._level_patterns(columns)
+    patterns, counts = tables._level_patterns(columns)
     weights = counts.astype(np.float64)
     unmatched = weights * (1 - start._pattern_probability(labels, patterns))
-    together = model._differ_together(patterns, unmatched, start.size)
+    together = em._differ_together(patterns, unmatched, start.size)
     assert together[3:, 3:].all() and not together[:3, 3:].any()
     careful = start
     for _ in range(5):
@@ -456,7 +456,7 @@ def test_the_prior_among_some_pairs_is_their_share_of_matches(share, seed):
         )
         for label in m
     }
-    table = model.LevelTable.of(levels, np.zeros(size, dtype=bool))
+    table = tables.LevelTable.of(levels, np.zeros(size, dtype=bool))
     estimate = fitted.prior_among(["a", "b"], table)
     assert abs(estimate - is_match.mean()) < 0.02
     # A fixed point: the mean posterior under the estimate is the estimate.
@@ -505,7 +505,7 @@ def _three_fields_model(cells: dict[int, tuple[float, float]]) -> model.MatchMod
         prior=0.1,
         m=dict.fromkeys((*fields, "name"), m),
         u=dict.fromkeys((*fields, "name"), u),
-        together=(model.Together(fields, cells),),
+        together=(tables.Together(fields, cells),),
     )
 
 
@@ -681,7 +681,7 @@ def test_a_group_of_independent_fields_weighs_what_its_fields_add_up_to():
         dict(zip(labels, columns, strict=True)), truth
     )
     assert start is not None
-    patterns, counts = model._level_patterns([*columns, truth.astype(np.intp)])
+    patterns, counts = tables._level_patterns([*columns, truth.astype(np.intp)])
     matched = counts * (patterns[:, -1] == 1)
     grouped = start.with_together(
         labels, patterns[:, :-1], matched, counts - matched, (tuple(labels),)
@@ -709,7 +709,7 @@ def test_refining_reads_a_move_and_a_household_as_one_fact_each():
     # Read as independent fields, the three "differs" out-vote the fields
     # that agree, and EM takes households for the same people.
     assert (start.probability_of_levels(levels)[moved] >= 0.5).mean() < 0.1
-    patterns, counts = model._level_patterns(columns)
+    patterns, counts = tables._level_patterns(columns)
     independent, _, _ = dataclasses.replace(
         start, together=()
     ).expectation_maximisation(labels, patterns, counts.astype(np.float64))
@@ -775,19 +775,19 @@ def test_a_split_whose_model_is_unsound_starts_again_from_pairs_that_agree():
     truth = np.arange(sum(sizes)) < sizes[0]
     taken = np.arange(sum(sizes)) < sizes[0] + sizes[1]  # duplicates and namesakes
     levels = {name: model.MatchModel.levels(values) for name, values in scores.items()}
-    table = model.LevelTable.of(levels, taken)
+    table = tables.LevelTable.of(levels, taken)
     unsound = model.MatchModel.learn_table(list(levels), table)
     assert not unsound.sound
     taken_for = unsound.probability_of_levels(levels) >= 0.5
     assert (taken_for & truth).sum() / taken_for.sum() < 0.5
     learned, fit = learn.learn_model(list(levels), table, {}, clear=True)
-    assert fit["start"] == model._START_AGREEING
+    assert fit["start"] == em._START_AGREEING
     assert learned.sound
     found = learned.probability_of_levels(levels) >= 0.5
     hits = (found & truth).sum()
     assert hits / found.sum() > 0.9 and hits / sizes[0] > 0.5
     # A sound split is learned from as before: no new start.
-    _, kept = learn.learn_model(list(levels), model.LevelTable.of(levels, truth), {})
+    _, kept = learn.learn_model(list(levels), tables.LevelTable.of(levels, truth), {})
     assert "start" not in kept
 
 
@@ -803,7 +803,7 @@ def test_the_agreeing_split_counts_only_fields_both_records_fill():
         dtype=np.uint8,
     )
     split = learn._agreeing_split(
-        model.LevelTable(rows, np.array([5, 6, 7, 8])), np.array([4, 4, 4])
+        tables.LevelTable(rows, np.array([5, 6, 7, 8])), np.array([4, 4, 4])
     )
     agreeing = {tuple(row[:-1]): bool(row[-1]) for row in split.rows.tolist()}
     assert agreeing == {
@@ -872,7 +872,7 @@ def _shipped_levels(name):
     return (
         labels,
         field_cuts,
-        model.LevelTable(saved["rows"].astype(np.intp), saved["counts"]),
+        tables.LevelTable(saved["rows"].astype(np.intp), saved["counts"]),
     )
 
 
@@ -887,10 +887,10 @@ def test_em_keeps_the_likelier_of_two_starts():
     # What the first start alone reaches: fewer matches, a poorer fit.
     start = model.MatchModel.learn_table(labels, table, field_cuts)
     careful = start
-    for _ in range(model._LEAVE_ONE_OUT_STEPS):
+    for _ in range(em._LEAVE_ONE_OUT_STEPS):
         careful = careful.leave_one_out(labels, patterns, weights)
     alone, _, converged = careful.expectation_maximisation(
-        labels, patterns, weights, model._EM_ITERATIONS_UNCLEAR
+        labels, patterns, weights, em._EM_ITERATIONS_UNCLEAR
     )
     assert converged
     assert learned.prior > alone.prior + 0.1
@@ -922,15 +922,15 @@ def test_em_reads_the_fields_apart_when_their_group_leads_it_astray():
     patterns, counts = table.fields()
     weights = counts.astype(np.float64)
     careful = model.MatchModel.learn_table(labels, table, field_cuts)
-    for _ in range(model._LEAVE_ONE_OUT_STEPS):
+    for _ in range(em._LEAVE_ONE_OUT_STEPS):
         careful = careful.leave_one_out(labels, patterns, weights)
     matched, unmatched = careful._soft_counts(labels, patterns, weights)
     groups = careful.groups_differing(labels, patterns, unmatched)
     assert groups == (("title", "year", "pages"),)
     grouped = careful.with_together(labels, patterns, matched, unmatched, groups)
     astray, _, _ = grouped.expectation_maximisation(
-        labels, patterns, weights, model._EM_ITERATIONS_UNCLEAR
+        labels, patterns, weights, em._EM_ITERATIONS_UNCLEAR
     )
     assert not astray.sound
     assert learned.prior > 3 * careful.prior
-    assert learned.sound and learned.mostly_agrees(model._MOST_DIFFER_UNCLEAR)
+    assert learned.sound and learned.mostly_agrees(em._MOST_DIFFER_UNCLEAR)

@@ -11,8 +11,8 @@ from typing import TextIO
 import numpy as np
 import pandas as pd
 
-from lsh_frame import __version__
 from lsh_frame import _progress as progress_line
+from lsh_frame._version import __version__
 from lsh_frame.block.candidates import candidates
 from lsh_frame.cli.io import OK
 from lsh_frame.datasets import customers as datasets

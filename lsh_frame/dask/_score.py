@@ -7,7 +7,7 @@ be exactly one per pair. The field scores are then computed per partition by
 :func:`lsh_frame.compare.fields.score_fields` (pair by pair, so exactly as pandas),
 and the decision is made once from summaries that add up over partitions
 (:class:`~lsh_frame.decide.cut.ScoreSpread`,
-:class:`~lsh_frame.decide.model.LevelTable`).
+:class:`~lsh_frame.decide.tables.LevelTable`).
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ from lsh_frame.decide.matches import (
     warn_fallback,
     with_match_cut,
 )
-from lsh_frame.decide.model import LevelTable, MatchModel
+from lsh_frame.decide.model import MatchModel
 from lsh_frame.decide.one_to_one import (
     OneToOne,
     assignment_split,
@@ -83,6 +83,7 @@ from lsh_frame.decide.one_to_one import (
     learns_from_assignment,
     link_shape,
 )
+from lsh_frame.decide.tables import LevelTable
 from lsh_frame.decide.weak_keys import (
     TRAIN_ON_OTHERS_SHARE,
     added_by_compound,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from lsh_frame.decide.model import _AUTO_MIN_PAIRS
+from lsh_frame.decide.tables import _AUTO_MIN_PAIRS
 
 __all__ = ["AUTO_MIN_SCORE_RANGE", "DEFAULT_MIN_SCORE", "ScoreSpread", "auto_min_score"]
 

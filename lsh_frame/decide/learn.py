@@ -9,13 +9,9 @@ import numpy as np
 import numpy.typing as npt
 
 from lsh_frame.compare.levels import LEVEL_CUTS
-from lsh_frame.decide.model import (
-    _AUTO_MIN_PAIRS,
-    _START_AGREEING,
-    LevelTable,
-    MatchModel,
-    _summed_rows,
-)
+from lsh_frame.decide.em import _START_AGREEING
+from lsh_frame.decide.model import MatchModel
+from lsh_frame.decide.tables import _AUTO_MIN_PAIRS, LevelTable, _summed_rows
 
 __all__ = ["learn_model"]
 

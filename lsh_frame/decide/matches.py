@@ -24,7 +24,8 @@ from lsh_frame.decide.cut import (
     merge_probability_counts,
     probability_counts,
 )
-from lsh_frame.decide.model import MatchModel, placeholders_dict
+from lsh_frame.decide.model import MatchModel
+from lsh_frame.decide.model_dict import placeholders_dict
 from lsh_frame.decide.one_to_one import learns_from_assignment
 from lsh_frame.errors import ConfigError
 

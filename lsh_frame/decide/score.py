@@ -48,7 +48,6 @@ from lsh_frame.decide.matches import (
     with_match_cut,
     within_table_matches,
 )
-from lsh_frame.decide.model import LevelTable
 from lsh_frame.decide.one_to_one import (
     assignment_split,
     check_one_to_one,
@@ -56,6 +55,7 @@ from lsh_frame.decide.one_to_one import (
     link_shape,
     one_to_one_matches,
 )
+from lsh_frame.decide.tables import LevelTable
 from lsh_frame.decide.weak_keys import (
     TRAIN_ON_OTHERS_SHARE,
     _learned_from_other_keys,

@@ -24,8 +24,8 @@ from lsh_frame.config import NEIGHBOURS_KEY, RECORD_KEY
 from lsh_frame.decide.cut import ScoreSpread
 from lsh_frame.decide.learn import learn_model
 from lsh_frame.decide.matches import provisional_matches
-from lsh_frame.decide.model import LevelTable
 from lsh_frame.decide.one_to_one import assignment_split
+from lsh_frame.decide.tables import LevelTable
 
 if TYPE_CHECKING:
     from lsh_frame.compare.plan import ScorePlan
