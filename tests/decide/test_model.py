@@ -863,7 +863,7 @@ def _shipped_levels(name):
     """A level table shipped in tests/data (levels and counts, no records)."""
     from pathlib import Path
 
-    saved = np.load(Path(__file__).parent / "data" / f"{name}.npz")
+    saved = np.load(Path(__file__).parents[1] / "data" / f"{name}.npz")
     labels = [str(label) for label in saved["labels"]]
     field_cuts = {
         label: compare_levels.FINE_CUTS if fine else compare_levels.LEVEL_CUTS
