@@ -42,7 +42,7 @@ BLOCK_WIDTH = 512
 #: of slot by slot (see :func:`_long_records`): tiles of longer records hold
 #: fewer than ``tile_cells // LONG_RECORD`` records, and their narrow blocks
 #: cost more per token than the blocks (measured: the same per token up to 128
-#: tokens, twice as much from 256; see benchmarks/README.md, "Long values").
+#: tokens, twice as much from 256; see benchmarks/HISTORY.md, "Long values").
 LONG_RECORD = 128
 #: Records whose tokens number at most this many in all, and whose padded
 #: rows (records × the longest) hold at most ``ONE_BLOCK_CELLS``, are signed in

@@ -139,7 +139,7 @@ def vocabulary(sides: list[npt.NDArray[np.uint64]], bits: int) -> Vocabulary:
 #: Elements per slice of the passes over whole token arrays: their temporaries
 #: are this small, so one pass reuses the memory of the last instead of asking
 #: the system for fresh pages (each large fresh array costs a page fault per
-#: page, 1-2 s per GB on the virtual machines measured; see benchmarks/README.md).
+#: page, 1-2 s per GB on the virtual machines measured; see benchmarks/HISTORY.md).
 SLICE = 1 << 22
 
 

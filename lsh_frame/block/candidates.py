@@ -1,9 +1,20 @@
 """Candidate pairs: the keys of a call turned into pairs of records.
 
-Keys are sorted once; each run of equal values is a bucket whose pairs are
-counted before they are built (:func:`check_pair_count`), buckets over
-``max_bucket`` are dropped and reported, and the pairs of every key are united
-with each pair remembering which keys found it.
+A *key* groups records into buckets; every pair of records sharing a bucket is
+a candidate. Keys come from fields (:mod:`lsh_frame.block.defaults` decides
+them, :mod:`lsh_frame.block.keys` computes their values):
+
+- ``blocking="lsh"``: the field's MinHash signature split into bands (see
+  :func:`lsh_frame.plan`); one bucket per band value.
+- ``blocking="exact"``: one bucket per normalised value.
+- ``blocking="neighbours"``: each record's most similar records
+  (:mod:`lsh_frame.block.neighbours`).
+
+The candidates of all keys are united; each pair records which keys found it.
+Missing, empty and too-short values get no key (they are counted, never pooled
+into one giant bucket), buckets larger than ``max_bucket`` are dropped and
+reported, and the number of pairs is computed before any pair is built
+(:func:`check_pair_count`).
 """
 
 from __future__ import annotations

@@ -122,7 +122,7 @@ ROWS_PER_SLICE = 1 << 18
 #: names, addresses, author lists and the venue lines of citations, where a
 #: typo matters. Measured on Amazon-Google (descriptions of 36-67 words, titles
 #: of 5-8): pairs completeness 0.864 at 27,140 candidates with every value's
-#: shingles, 0.967 at 14,507 without those of long values (benchmarks/README.md,
+#: shingles, 0.967 at 14,507 without those of long values (benchmarks/HISTORY.md,
 #: "Long values give their words").
 LONG_VALUE_WORDS = 30
 

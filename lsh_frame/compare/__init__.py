@@ -4,9 +4,10 @@
 for numbers and dates); :mod:`.text` scores text (shingle Jaccard and
 rapidfuzz), :mod:`.tfidf` long text, :mod:`.numbers_dates` quantities (parsed
 by :mod:`.typed_values`), :mod:`.vectors` vectors; :mod:`.fields` scores every
-field of every pair and combines them. The special readings that change how a
-field scores sit in modules of their own: :mod:`.swaps` and :mod:`.crossed`
-(fields that trade places), :mod:`.nicknames` (familiar given names),
-:mod:`.placeholder_dates` (dates that stand for "unknown");
+field of every pair and combines them; :mod:`.levels` reads a field score as
+a level (exact, close, ...). The special readings that change how a field
+scores sit in modules of their own: :mod:`.swaps` and :mod:`.crossed` (fields
+that trade places), :mod:`.nicknames` (familiar given names),
+:mod:`.placeholder_dates` (days that stand for an unknown day);
 :mod:`.table_checks` decides from the tables which of them apply.
 """

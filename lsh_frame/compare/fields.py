@@ -1,4 +1,26 @@
-"""Every field of every candidate pair scored, and the scores combined."""
+"""Every field of every candidate pair scored, and the scores combined.
+
+Per compared field a pair gets:
+
+- ``<field>_jaccard``: the exact Jaccard similarity of the two values' shingle
+  sets (the field's :class:`~lsh_frame.ShingleConfig`);
+- ``<field>_estimate`` (on request): the MinHash estimate of that similarity;
+- ``<field>_score``: the field's comparison (a rapidfuzz scorer, the Jaccard
+  similarity, exact equality, or a comparison of numbers, dates or vectors)
+  in [0, 1].
+
+Every score is NaN when either value is missing or blank. ``score`` is the
+weighted mean of the field scores over the fields present in both records
+(:func:`_combine`). Deciding which pairs match is the next stage's work
+(:mod:`lsh_frame.decide`).
+
+Work is proportional to the distinct *value pairs*, not the record pairs: the
+values of a field are normalised and dictionary-encoded once; a pair whose two
+values are equal scores 1 without any comparison, and each distinct pair of
+unequal values is compared once, with rapidfuzz's ``process.cpdist`` on all
+cores and the set kernels of ``_kernels.sets`` for Jaccard; fields are scored
+concurrently.
+"""
 
 from __future__ import annotations
 

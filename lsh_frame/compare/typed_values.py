@@ -1,4 +1,4 @@
-"""Numbers and dates compared as quantities: parsing rules and scoring kernels.
+"""Numbers and dates read as quantities: the parsing rules, and how they score.
 
 ``compare="number"`` and ``compare="date"`` read each *distinct* value of a
 field once (typed columns directly, text by the rules below, with

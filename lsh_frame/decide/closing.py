@@ -18,7 +18,7 @@ confusions. So ``transitive="auto"`` first reads the matches themselves:
 of all two-step paths between matches (x matches y, y matches z), the share
 that a match of x and z closes. At ``CLUSTERED_SHARE`` or more the matches
 form clusters and the rule applies; labels and column names play no part.
-Measured (benchmarks/README.md): 0.81-1.00 on tables with clusters (FEBRL3,
+Measured (benchmarks/HISTORY.md): 0.81-1.00 on tables with clusters (FEBRL3,
 Cora, historical_50k, fake_1000, make_customers) and 0.30 on RLdata10000 with
 its dates of birth, where closing made 23 false matches and no true one.
 

@@ -1,11 +1,15 @@
-"""The match decision without labels: a provisional cut, then a learned model.
+"""The match model: Fellegi-Sunter weights per field, learned without labels.
 
-:func:`auto_min_score` (:class:`ScoreSpread`) finds the valley below the highest
-group of combined scores; :class:`MatchModel` learns from that provisional split
-how much agreeing, nearly agreeing or differing on each field says (Fellegi and
-Sunter's m and u) and refines it without labels (:meth:`MatchModel.refine`).
-Everything is learned from summaries that add up over parts of the pairs
-(histograms, :class:`LevelTable`), so partitions decide exactly as one frame.
+:class:`MatchModel` holds, for every compared field, how often each comparison
+level occurs among matches (m) and non-matches (u), and the prior of a match;
+a pair's match probability is the naive-Bayes posterior over the fields
+present in both records (fields that differ together read as one fact, see
+:class:`~lsh_frame.decide.tables.Together`). It learns from a provisional
+split of the combined scores (:mod:`lsh_frame.decide.cut`) and refines itself
+without labels (:mod:`lsh_frame.decide.em`); it saves and loads as plain JSON
+(:mod:`lsh_frame.decide.model_dict`). Everything it learns from are summaries
+that add up over parts of the pairs (:class:`~lsh_frame.decide.tables.LevelTable`),
+so Dask partitions decide exactly as one frame.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
-"""Scoring and deciding in one call: :func:`score` and :func:`pairs`.
+"""Scoring and deciding in one call: :func:`score`.
 
-:func:`score` scores candidate pairs field by field
-(:mod:`lsh_frame.compare`) and decides matches (:mod:`lsh_frame.decide`);
-:func:`pairs` builds the candidates first and looks once more for pairs
-through the matches.
+:func:`score` scores candidate pairs field by field (:mod:`lsh_frame.compare`),
+then decides matches (:mod:`lsh_frame.decide`): a provisional cut, a learned
+model, the readings the data turns on, and ``attrs`` that say what decided.
 """
 
 from __future__ import annotations

@@ -1,10 +1,12 @@
 """Pairs through the matches: a second look among records that match one same record.
 
-Evidence that turns it on: deduplicating, when the matches form clusters
-(records of one entity found in pieces). Two records that each match a third
-but were never paired by blocking are scored and decided as any other pair.
-Measured on Cora and historical_50k (benchmarks/HISTORY.md, "pairs through the
-matches").
+Evidence that turns it on: deduplicating, when the closing rule of
+:mod:`lsh_frame.decide.closing` applies (``transitive="auto"`` finds that the
+matches form clusters). :func:`lsh_frame.pairs` then scores every pair of
+records that both match one same record but that blocking did not find
+(``found_by`` :data:`~lsh_frame.decide.closing.THROUGH_MATCHES`), in rounds
+until no new pair is found; only the closing rule decides them. Where it was
+measured, and why only the rule decides: see :mod:`lsh_frame.decide.closing`.
 """
 
 from __future__ import annotations

@@ -1,1 +1,1 @@
-"""Resolution: matched pairs become entities (an id per record)."""
+"""Resolution: matched pairs become entities, an id per record (:mod:`.cluster`)."""

@@ -1,4 +1,4 @@
-"""SimHash fingerprints of text columns and exact Hamming-distance search.
+"""SimHash fingerprints of text columns, and their Hamming distances.
 
 :func:`simhash` turns each value of a text column into a Charikar SimHash
 fingerprint: tokens are hashed (the shingles of :mod:`lsh_frame.text.shingle`),
@@ -7,10 +7,9 @@ weighted sum in every bit. The Hamming distance of two fingerprints estimates
 the angle between the records' token-count vectors: each bit differs with
 probability ``θ / π``.
 
-:func:`hamming_pairs` finds every pair of fingerprints within a Hamming
-distance, exactly, with the permuted tables of Manku, Jain and Das Sarma (see
-:mod:`lsh_frame._kernels.simhash`); :func:`hamming_nearest` finds the closest
-fingerprints of an index for each new one.
+:func:`hamming_distance` gives the distance of fingerprints. The exact search
+within a distance (:func:`~lsh_frame.hamming_pairs`,
+:func:`~lsh_frame.hamming_nearest`) is blocking, in :mod:`lsh_frame.block.hamming`.
 
 SimHash suits near-identical long texts (web pages, articles, descriptions):
 64 bits and distance 3 find copies with small edits. Short records with typos

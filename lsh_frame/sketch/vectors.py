@@ -1,4 +1,4 @@
-"""Blocking keys and comparisons for columns of bit vectors and float vectors.
+"""Bits of vectors: bit sampling and random hyperplanes, banded like MinHash.
 
 Two LSH families, banded exactly like MinHash signatures (see
 :mod:`lsh_frame.sketch.banding`):
@@ -24,6 +24,10 @@ or numpy bool / 0-1 arrays in an object column; for ``"cosine"``, Arrow
 ``fixed_size_list`` or ``list`` of floats, or numpy arrays (or lists) of
 floats in an object column. Every row must have the same length; missing rows
 (and all-zero float vectors) get no key and a missing score.
+
+The keys built from these bits are in :mod:`lsh_frame.block.keys`, the
+comparisons in :mod:`lsh_frame.compare.vectors`, the nearest-neighbour search
+of float vectors in :mod:`lsh_frame.block.vectors`.
 """
 
 from __future__ import annotations
