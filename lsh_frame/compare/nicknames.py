@@ -29,7 +29,6 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lsh_frame.compare import nicknames as _nicknames
 from lsh_frame.compare.text import _encode, _ValuePairs
 from lsh_frame.config import ShingleConfig
 from lsh_frame.text.shingle import normalize
@@ -420,12 +419,12 @@ def _read_nicknames(
             len(encoded.dictionary),
         )
         familiar = np.zeros(rows.size, dtype=bool)
-        familiar[pairs.differ] = _nicknames.equivalent(
+        familiar[pairs.differ] = equivalent(
             encoded.dictionary, pairs.low, pairs.high, spec.shingle_config
         )[pairs.inverse]
         hit[rows] = familiar
         begun = np.zeros(rows.size, dtype=bool)
-        begun[pairs.differ] = _nicknames.initial_of(
+        begun[pairs.differ] = initial_of(
             encoded.dictionary, pairs.low, pairs.high
         )[pairs.inverse]
         with np.errstate(invalid="ignore"):
