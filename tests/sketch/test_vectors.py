@@ -418,3 +418,30 @@ def test_a_stray_value_among_vectors_is_named_by_its_row(stray, shown):
     ragged = pd.DataFrame({"vec": pd.Series([np.ones(4), np.ones(3)], dtype=object)})
     with pytest.raises(lf.ConfigError, match=r"different lengths \(3, 4\)"):
         ragged.lsh.candidates([lf.Field("vec", blocking="cosine", threshold=0.9)])
+
+
+def test_top_beyond_the_vectors_is_capped():
+    """Issue 38, defect 17: arrays of queries × top were merged per probed
+    cluster, so top=20,000 on 200 vectors cost 30-60 times top=200."""
+    from lsh_frame.block import vectors as block_vectors
+
+    matrix = np.random.default_rng(3).normal(size=(200, 16)).astype(np.float32)
+    vectors = pd.Series(list(matrix))
+    pd.testing.assert_frame_equal(
+        lf.cosine_nearest(vectors, top=20_000), lf.cosine_nearest(vectors, top=200)
+    )
+    found, scores = block_vectors.top_k_neighbours(
+        matrix, None, top=20_000, probes=24, clusters=None, seed=1
+    )
+    assert found.shape == scores.shape == (200, 199)  # the others, not 20,000
+    found, _ = block_vectors.top_k_neighbours(
+        matrix[:5], matrix, top=20_000, probes=24, clusters=None, seed=1
+    )
+    assert found.shape == (5, 200)
+    # The same through a top-k cosine field.
+    frame = pd.DataFrame({"emb": vectors.iloc[:60]})
+    pairs = [
+        frame.lsh.candidates([lf.Field("emb", blocking="cosine", top=top)])
+        for top in (59, 5_000)
+    ]
+    pd.testing.assert_frame_equal(pairs[0], pairs[1])
