@@ -210,20 +210,23 @@ def _remove_stale(target: Path) -> None:
                     shutil.rmtree(folder, ignore_errors=True)
 
 
-def _check_replaceable(target: Path, overwrite: bool, owner: str) -> None:
+def check_replaceable(
+    target: Path, overwrite: bool, owner: str, flag: str = "overwrite=True"
+) -> None:
+    """Raise unless a save may write ``target`` (``flag`` names the option)."""
     if not (target.exists() or target.is_symlink()):
         return
     if not overwrite:
         raise FolderExistsError(
             f"{owner} would write the index to {target}, which exists. Give "
-            "overwrite=True to replace an index saved there, or another path."
+            f"{flag} to replace an index saved there, or another path."
         )
     if target.is_dir() and (is_index_folder(target) or not any(target.iterdir())):
         return
     what = "a folder" if target.is_dir() else "a file"
     raise FolderExistsError(
         f"{owner} would replace {target}, but it is {what} that holds no "
-        f"lsh_frame index (no index.json of format {FORMAT!r}). overwrite=True "
+        f"lsh_frame index (no index.json of format {FORMAT!r}). {flag} "
         "replaces only an index (or an empty folder); save to another path, or "
         "move that one away yourself."
     )
@@ -239,7 +242,7 @@ def save_folder(
     """Write a folder with ``write`` and swap it in at ``path`` (module docstring)."""
     target = Path(os.path.abspath(path))
     recover(target)
-    _check_replaceable(target, overwrite, owner)
+    check_replaceable(target, overwrite, owner)
     target.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale(target)
     new: Path | None = _aside(target, "new")
