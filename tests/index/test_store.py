@@ -272,11 +272,16 @@ def damage(path: Path, how: str, rng: np.random.Generator, donor: Path) -> None:
     path.write_bytes(bytes(data))
 
 
-def kinds_of_files(folder: Path) -> dict[str, str]:
-    """One file of each kind of an index folder, by kind."""
-    kinds = {}
+def kinds_of_files(folder: Path, *, largest: bool = False) -> dict[str, str]:
+    """One file of each kind of an index folder (the first, or the largest)."""
+    kinds: dict[str, str] = {}
     for name in sorted(os.listdir(folder)):
-        kinds.setdefault(name.split("-")[0].split(".")[0], name)
+        kind = name.split("-")[0].split(".")[0]
+        if kind not in kinds or (
+            largest
+            and (folder / name).stat().st_size > (folder / kinds[kind]).stat().st_size
+        ):
+            kinds[kind] = name
     return kinds
 
 
@@ -515,3 +520,60 @@ def test_a_kill_at_each_step_of_a_save_leaves_a_whole_index(
         assert same(loaded, index, new)
     other.save(folder, overwrite=True)
     assert strays(tmp_path) == []
+
+
+#: The child of the flipped-bytes test: load (with or without checksums) and
+#: answer a query; print what happened (a crash is its exit status).
+CHILD = """
+import sys, warnings
+warnings.simplefilter("ignore")
+import lsh_frame as lf
+folder, checksums = sys.argv[1], sys.argv[2] == "yes"
+new = lf.datasets.make_customers(300, seed=99).drop(columns="entity_id")
+try:
+    lf.Index.load(folder, checksums=checksums).query(new)
+    print("answered")
+except lf.DamagedIndexError as error:
+    print("damaged", error)
+"""
+
+
+@pytest.mark.slow
+def test_a_megabyte_flipped_in_each_kind_of_file(tmp_path):
+    """1 MiB of random bytes (half a smaller file's) flipped in each kind of file
+    of a 30,000-record index, one file at a time, each read in a child process:
+    with checksums every load names the file; without them the checks of the
+    arrays name it or the index answers; never a crash."""
+    people = lf.datasets.make_customers(30_000, seed=3).drop(columns="entity_id")
+    folder = tmp_path / "ix"
+    build(people).save(folder)
+    rng = np.random.default_rng(38)
+    outcomes = {}
+    for kind, name in kinds_of_files(folder, largest=True).items():
+        for checksums in ("yes", "no"):
+            work = tmp_path / f"{kind}-{checksums}"
+            shutil.copytree(folder, work)
+            data = np.frombuffer((work / name).read_bytes(), dtype=np.uint8).copy()
+            count = min(1 << 20, data.size // 2)
+            data[rng.choice(data.size, size=count, replace=False)] ^= np.uint8(
+                rng.integers(1, 256)
+            )
+            (work / name).write_bytes(data.tobytes())
+            result = subprocess.run(
+                [sys.executable, "-c", CHILD, str(work), checksums],
+                capture_output=True, text=True, timeout=600,
+            )  # fmt: skip
+            assert result.returncode == 0, (name, checksums, result.stderr[-2000:])
+            said = result.stdout.strip()
+            if said.startswith("damaged"):
+                assert str(work) in said and name in said, said
+            else:
+                assert said == "answered" and checksums == "no", (name, said)
+            outcomes[(name, checksums)] = said.split()[0]
+            shutil.rmtree(work)
+    print(outcomes)
+    assert all(
+        outcome == "damaged"
+        for (_, checksums), outcome in outcomes.items()
+        if checksums == "yes"
+    )
