@@ -14,8 +14,10 @@ re-sign and re-band the whole table, nor renumber its entities. An
 
 Records added later form *segments* of their own (nothing is rebuilt);
 removed records are marked and skipped. :meth:`Index.save` writes Arrow IPC
-files and a JSON manifest (no pickle); :meth:`Index.load` maps them into
-memory without copying.
+files and a JSON manifest (no pickle) atomically, as a database file is
+written (:mod:`lsh_frame.index.files`); :meth:`Index.load` checks them and
+maps them into memory without copying. The records come back exactly as they
+were given (:func:`~lsh_frame.index.tables.held_frame`).
 
 Weights stay those of the table the index was built on: a token first seen in
 added records weighs as a token held by one record. Rebuilding the index from
