@@ -221,7 +221,18 @@ def check_replaceable(
             f"{owner} would write the index to {target}, which exists. Give "
             f"{flag} to replace an index saved there, or another path."
         )
-    if target.is_dir() and (is_index_folder(target) or not any(target.iterdir())):
+    replaceable = target.is_dir() and (
+        is_index_folder(target) or not any(target.iterdir())
+    )
+    here = Path.cwd()
+    if replaceable and (here == target or target in here.parents):
+        raise FolderExistsError(
+            f"{owner} would replace {target}, the folder this process works in "
+            "(or one holding it): the old index is moved aside and deleted, and "
+            "the process would be left in a deleted folder. Save from outside "
+            "it, or to another path."
+        )
+    if replaceable:
         return
     what = "a folder" if target.is_dir() else "a file"
     raise FolderExistsError(

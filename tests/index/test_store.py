@@ -99,6 +99,19 @@ def test_overwrite_refuses_a_folder_that_is_not_an_index(tmp_path, index, monkey
     assert strays(tmp_path) == [] and strays(reports) == []
 
 
+def test_overwrite_refuses_the_folder_the_process_works_in(
+    tmp_path, index, monkeypatch
+):
+    path = tmp_path / "ix"
+    index.save(path)
+    (path / "inner").mkdir()
+    for here, given in ((path, "."), (path, path), (path / "inner", "..")):
+        monkeypatch.chdir(here)
+        with pytest.raises(lf.FolderExistsError, match="works in"):
+            index.save(given, overwrite=True)
+    assert (path / "index.json").is_file() and (path / "inner").is_dir()
+
+
 def test_overwrite_replaces_an_index_or_an_empty_folder(tmp_path, index, other, people):
     path = tmp_path / "ix"
     other.save(path)
