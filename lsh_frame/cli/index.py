@@ -1,4 +1,10 @@
-"""``lsh-frame index``: build, query, resolve and add to a saved index."""
+"""``lsh-frame index``: build, query, resolve and add to a saved index.
+
+``build --overwrite`` replaces only an index folder (checked before the work);
+``add`` and ``resolve`` save in place, atomically (:mod:`lsh_frame.index.files`).
+Without ``--index-col`` a file's rows are numbered after the labels the index
+holds; ``--entity-column`` reads a CSV column's cells as integers.
+"""
 
 from __future__ import annotations
 

@@ -8,8 +8,11 @@ Commands::
     lsh-frame plan --threshold T                 bands and rows for a threshold
 
 Files are read and written as CSV or Parquet by their extension (``-`` is CSV
-on standard input or output). CSV cells are read as text, exactly as written
-(only empty cells are missing), so codes such as ``0800`` keep their zeros.
+on standard input or output, read by the same parser as a file). CSV cells are
+read as text, exactly as written (only empty cells are missing), so codes such
+as ``0800`` keep their zeros. An option the chosen mode would ignore is refused
+(see :func:`lsh_frame.cli.options.refuse_ignored`); bad input is one line on
+stderr, never a traceback.
 Progress goes to stderr when it is a terminal; ``--quiet`` silences it and the
 summary. Exit codes: 0 success, 1 the job could not be done (for example, too
 many candidate pairs), 2 bad usage or unreadable input, 141 the reader of standard

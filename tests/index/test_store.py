@@ -243,27 +243,38 @@ def test_stale_folders_are_removed_by_the_next_save(tmp_path, index):
 def test_every_file_is_flushed_before_the_new_index_moves_in(
     tmp_path, index, monkeypatch
 ):
-    flushed, real_fsync, real_rename = [], os.fsync, os.rename
-    renamed_at = []
+    from lsh_frame.index import files as index_files
 
-    def fsync(descriptor):
-        flushed.append(os.readlink(f"/proc/self/fd/{descriptor}"))
-        return real_fsync(descriptor)
+    flushed: list[str] = []
+    renamed_at: list[int] = []
+    real_fsync, real_text, real_rename = (
+        index_files._fsync,
+        index_store.write_text,
+        os.rename,
+    )
+
+    def fsync(path):
+        flushed.append(Path(path).name)
+        return real_fsync(path)
+
+    def write_text(path, text):
+        real_text(path, text)  # flushed inside (os.fsync of its descriptor)
+        flushed.append(Path(path).name)
 
     def rename(source, target):
         renamed_at.append(len(flushed))
         return real_rename(source, target)
 
-    if not os.path.exists("/proc/self/fd"):
-        pytest.skip("needs /proc to name flushed files")
-    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(index_files, "_fsync", fsync)
+    monkeypatch.setattr(index_store, "write_text", write_text)
     monkeypatch.setattr(os, "rename", rename)
     path = tmp_path / "ix"
     index.save(path)
     monkeypatch.undo()
-    names = {Path(name).name for name in flushed[: renamed_at[0]]}
-    assert set(os.listdir(path)) <= names  # each file, index.json included
-    assert any(name.startswith(".lsh_frame-ix.new-") for name in names)  # its folder
+    before = flushed[: renamed_at[0]]
+    assert set(os.listdir(path)) <= set(before)  # each file, index.json included
+    assert before[-1].startswith(".lsh_frame-ix.new-")  # then its folder
+    assert flushed[renamed_at[0] :] == [tmp_path.name]  # then the parent's entries
 
 
 # -- loading checks everything ----------------------------------------------------
