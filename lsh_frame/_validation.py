@@ -112,10 +112,20 @@ def check_choice(value: Any, name: str, owner: str, allowed: Iterable[Any]) -> A
 
 
 def _describe_columns(columns: Sequence[Hashable], limit: int = 12) -> str:
-    shown = ", ".join(str(column) for column in columns[:limit])
+    shown = ", ".join(_short(str(column)) for column in columns[:limit])
     if len(columns) > limit:
         shown += f", … ({len(columns)} in all)"
     return shown
+
+
+def _short(label: str, limit: int = 60) -> str:
+    """Return a label as a message shows it: one line, its start when long."""
+    label = label.replace("\r", "\\r").replace("\n", "\\n")
+    return (
+        label
+        if len(label) <= limit
+        else f"{label[: limit - 1]}… ({len(label):,} characters)"
+    )
 
 
 def check_columns(

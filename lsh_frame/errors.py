@@ -14,6 +14,8 @@ __all__ = [
     "ColumnTypeError",
     "ConfigError",
     "ConfigTypeError",
+    "DamagedIndexError",
+    "FolderExistsError",
     "LshFrameError",
     "MergeError",
     "SignatureMismatchError",
@@ -31,6 +33,18 @@ class ConfigError(LshFrameError, ValueError):
 
 class ConfigTypeError(ConfigError, TypeError):
     """A parameter has the wrong type (for example a float seed)."""
+
+
+class DamagedIndexError(ConfigError):
+    """A saved index's folder cannot be read: a file is damaged, missing or foreign.
+
+    The message names the folder and the file. Also a :class:`ConfigError`
+    (a ValueError), as an index of another format version raises.
+    """
+
+
+class FolderExistsError(LshFrameError, FileExistsError):
+    """A save would replace a folder it may not (it exists, or is no index)."""
 
 
 class ColumnError(LshFrameError, KeyError):

@@ -81,13 +81,17 @@ def top_k_neighbours(
     ``probes == clusters`` the result is exact. Without ``index`` the queries
     search themselves and never find their own row.
 
-    Returns ``(neighbours, similarity)``, both ``(n, top)``, best first; slots
-    with no neighbour hold -1 and -inf.
+    Returns ``(neighbours, similarity)``, both ``(n, k)``, best first, where
+    ``k`` is ``top`` capped at the rows a query can find (the index's, less
+    itself when searching itself): the arrays merged per probed cluster are
+    ``n × k``, so a ``top`` beyond the table's size would only cost time and
+    memory. Slots with no neighbour hold -1 and -inf.
     """
     self_search = index is None
     base = queries if index is None else index
     n_index = base.shape[0]
     n_queries = queries.shape[0]
+    top = max(1, min(top, n_index - 1 if self_search else n_index))
     best_index = np.full((n_queries, top), -1, dtype=np.int64)
     best_score = np.full((n_queries, top), -np.inf, dtype=np.float32)
     if n_index == 0 or n_queries == 0:
@@ -165,7 +169,8 @@ def cosine_nearest(
         The vectors to search; without it each query searches the others
         (dedupe) and never returns itself.
     top : int
-        Neighbours per query.
+        Neighbours per query (at most the vectors searched: a larger ``top``
+        costs nothing more).
     probes, clusters, seed : int
         The inverted file's settings (see above).
 
@@ -215,8 +220,9 @@ def cosine_nearest(
         clusters=clusters, seed=seed,
     )  # fmt: skip
     found = neighbours >= 0
-    query = np.repeat(query_rows, top).reshape(-1, top)[found]
-    rank = np.broadcast_to(np.arange(1, top + 1), neighbours.shape)[found]
+    width = neighbours.shape[1]  # top, capped at the vectors there are
+    query = np.repeat(query_rows, width).reshape(-1, width)[found]
+    rank = np.broadcast_to(np.arange(1, width + 1), neighbours.shape)[found]
     return pd.DataFrame(
         {
             "left": queries.index.take(query),
@@ -273,7 +279,8 @@ def key_neighbours(
             top=top, probes=24, clusters=None, seed=seed,
         )  # fmt: skip
         found = neighbours >= 0
-        query = np.repeat(rows[query_side], top).reshape(-1, top)[found]
+        width = neighbours.shape[1]  # top, capped at the vectors there are
+        query = np.repeat(rows[query_side], width).reshape(-1, width)[found]
         match = rows[index_side][neighbours[found]]
         if query_side == 1:
             query, match = match, query

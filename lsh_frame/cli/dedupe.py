@@ -41,7 +41,7 @@ def _simhash_dedupe(
             "matches": counts["pairs"]}  # fmt: skip
     if not arguments.drop:
         result = frame.assign(
-            **{arguments.id_column: ids, arguments.id_column + "_size": sizes[ids]}
+            **{arguments.id_column: ids, arguments.size_column: sizes[ids]}
         )
     else:
         positions = np.arange(ids.size, dtype=np.int64)

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import lzma
 import os
+import shutil
 import sys
+import tempfile
+import zipfile
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import IO, Any, TextIO
 
 import pandas as pd
 
@@ -60,6 +66,7 @@ def read_table(
     spaces around them (FEBRL's files write ``rec_id, given_name``).
     """
     kind = _format(path, role)
+    where = "from standard input" if path == "-" else repr(path)
     if path != "-" and not Path(path).is_file():
         reason = "it is a directory" if Path(path).is_dir() else "no such file"
         raise InputError(f"cannot read {role} {path!r}: {reason}")
@@ -68,13 +75,29 @@ def read_table(
             return _plain(pd.read_parquet(path), path, role)
         return _read_csv(path, role, sep, encoding)
     except LookupError as error:  # an unknown encoding
-        raise InputError(f"cannot read {role} {path!r}: {error}") from error
-    except (OSError, ValueError, UnicodeDecodeError, ImportError) as error:
+        raise InputError(f"cannot read {role} {where}: {error}") from error
+    except _UNREADABLE as error:
         detail = str(error).strip().splitlines()[0] if str(error).strip() else ""
         raise InputError(
-            f"cannot read {role} {path!r} as {kind}: {type(error).__name__}"
+            f"cannot read {role} {where} as {kind}: {type(error).__name__}"
             + (f": {detail}" if detail else "")
         ) from error
+
+
+#: What reading a file that is not a whole table raises: a file cut short or
+#: damaged (compressed streams raise EOFError, zlib.error, LZMAError,
+#: BadZipFile), a parser's error, text that is not in the encoding.
+_UNREADABLE = (
+    OSError,
+    ValueError,
+    UnicodeDecodeError,
+    ImportError,
+    EOFError,
+    zlib.error,
+    lzma.LZMAError,
+    zipfile.BadZipFile,
+    csv.Error,
+)
 
 
 def _read_csv(
@@ -91,38 +114,40 @@ def _read_csv(
     options: dict[str, Any] = {"dtype": str, "keep_default_na": False, "sep": sep}
     where = "on standard input" if path == "-" else repr(path)
     fix = "give each column of its header a different name"
-    if path != "-":
+    # Standard input can be read only once: it is copied aside (in memory,
+    # on disk when large) and read as a file is, by the same parser, so that
+    # it is read and refused exactly as the same bytes in a file. (Its
+    # encoding is the terminal's, set by Python: --encoding applies to files.)
+    with _spooled(sys.stdin) if path == "-" else contextlib.nullcontext(path) as source:
         # The same parser (compression, encoding, quoting) on the first row.
         header = pd.read_csv(
-            path, header=None, nrows=1, encoding=encoding, **options
+            source, header=None, nrows=1, encoding=encoding, **options
         ).iloc[0]
         names = [name.strip() for name in header.fillna("")]
+        if not isinstance(source, str):  # standard input's copy
+            names[0] = names[0].removeprefix("\ufeff")  # a byte order mark
+            source.seek(0)
         # Empty header cells are not repeats: pandas numbers them ("Unnamed: 2").
         _refuse_repeated([name for name in names if name], f"{role} {where}", fix)
-        frame = pd.read_csv(path, na_values=[""], encoding=encoding, **options)
-        frame.columns = [
-            name or column for name, column in zip(names, frame.columns, strict=True)
-        ]
-        return frame
-    # Standard input can be read only once: the csv module takes the header
-    # record off it, pandas reads the rest under those names. (Its encoding is
-    # the terminal's, set by Python: --encoding applies to files.)
-    first = _first_record(sys.stdin, sep)
-    if first is None:
-        return pd.read_csv(sys.stdin, na_values=[""], **options)  # raises: empty
-    first[0] = first[0].removeprefix("\ufeff")  # a byte order mark, as pandas does
-    names = [name.strip() for name in first]
-    _refuse_repeated([name for name in names if name], f"{role} {where}", fix)
-    names = [name or f"Unnamed: {number}" for number, name in enumerate(names)]
-    return pd.read_csv(sys.stdin, header=None, names=names, na_values=[""], **options)
+        frame = pd.read_csv(source, na_values=[""], encoding=encoding, **options)
+    frame.columns = [
+        name or column for name, column in zip(names, frame.columns, strict=True)
+    ]
+    return frame
 
 
-def _first_record(stream: TextIO, separator: str) -> list[str] | None:
-    """Return the first record that is not a blank line (pandas skips those)."""
-    for record in csv.reader(stream, delimiter=separator):
-        if record:
-            return record
-    return None
+#: Standard input held in memory up to this size, then on disk.
+_SPOOL_BYTES = 64 << 20
+
+
+def _spooled(stream: TextIO) -> IO[str]:
+    """Return a copy of a text stream that can be read twice (a context manager)."""
+    copy = tempfile.SpooledTemporaryFile(  # noqa: SIM115  (returned open)
+        max_size=_SPOOL_BYTES, mode="w+", encoding="utf-8", newline=""
+    )
+    shutil.copyfileobj(stream, copy)
+    copy.seek(0)
+    return copy
 
 
 def _refuse_repeated(names: Sequence[str], what: str, fix: str) -> None:

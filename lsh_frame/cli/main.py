@@ -8,8 +8,11 @@ Commands::
     lsh-frame plan --threshold T                 bands and rows for a threshold
 
 Files are read and written as CSV or Parquet by their extension (``-`` is CSV
-on standard input or output). CSV cells are read as text, exactly as written
-(only empty cells are missing), so codes such as ``0800`` keep their zeros.
+on standard input or output, read by the same parser as a file). CSV cells are
+read as text, exactly as written (only empty cells are missing), so codes such
+as ``0800`` keep their zeros. An option the chosen mode would ignore is refused
+(see :func:`lsh_frame.cli.options.refuse_ignored`); bad input is one line on
+stderr, never a traceback.
 Progress goes to stderr when it is a terminal; ``--quiet`` silences it and the
 summary. Exit codes: 0 success, 1 the job could not be done (for example, too
 many candidate pairs), 2 bad usage or unreadable input, 141 the reader of standard
@@ -29,16 +32,34 @@ from lsh_frame.cli.demo import run_demo, run_plan
 from lsh_frame.cli.index import run_index
 from lsh_frame.cli.io import BROKEN_PIPE, FAILED, USAGE, InputError
 from lsh_frame.cli.link import run_link
-from lsh_frame.cli.options import _digits, _fraction, _min_score, _positive, _separator
+from lsh_frame.cli.options import (
+    UNSET,
+    _digits,
+    _fraction,
+    _min_score,
+    _positive,
+    _separator,
+    fill_defaults,
+    refuse_ignored,
+)
 from lsh_frame.errors import (
     ColumnError,
     ColumnTypeError,
     ConfigError,
     ConfigTypeError,
+    FolderExistsError,
     LshFrameError,
 )
 
-_USAGE_ERRORS = (InputError, ColumnError, ColumnTypeError, ConfigError, ConfigTypeError)
+#: Bad input: exit 2. (DamagedIndexError is a ConfigError.)
+_USAGE_ERRORS = (
+    InputError,
+    ColumnError,
+    ColumnTypeError,
+    ConfigError,
+    ConfigTypeError,
+    FolderExistsError,
+)
 
 
 def _add_job_options(parser: argparse.ArgumentParser) -> None:
@@ -63,16 +84,16 @@ def _add_job_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--recall",
         type=_fraction,
-        default=0.95,
+        default=UNSET,
         help="least probability that an LSH key finds a pair at its threshold (0.95)",
     )
     parser.add_argument(
-        "--num-perm", type=_positive, default=128, help="signature length (128)"
+        "--num-perm", type=_positive, default=UNSET, help="signature length (128)"
     )
     parser.add_argument(
         "--max-bucket",
         type=_positive,
-        default=1_000,
+        default=UNSET,
         help="drop key buckets with more records than this (1000)",
     )
     parser.add_argument(
@@ -141,16 +162,16 @@ def build_parser() -> argparse.ArgumentParser:
     dedupe.add_argument(
         "--keep",
         choices=["first", "last", "most_complete", "none"],
-        default="first",
+        default=UNSET,
         help="with --drop, the row kept of each entity (first); none drops every "
         "row that has a duplicate",
     )
     dedupe.add_argument(
-        "--id-column", default="cluster_id", help="entity id column added (cluster_id)"
+        "--id-column", default=UNSET, help="entity id column added (cluster_id)"
     )
     dedupe.add_argument(
         "--size-column",
-        default="cluster_size",
+        default=UNSET,
         help="entity size column added (cluster_size)",
     )
     dedupe.add_argument(
@@ -161,7 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
     dedupe.add_argument(
         "--digits",
         type=_digits,
-        default=4,
+        default=UNSET,
         help="round the scores of --pairs-output to this many decimals (4); 'all'",
     )
     dedupe.add_argument(
@@ -184,7 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
     dedupe.add_argument(
         "--distance",
         type=int,
-        default=3,
+        default=UNSET,
         help="with --method simhash, the largest Hamming distance (3)",
     )
     _add_job_options(dedupe)
@@ -212,7 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
     link_parser.add_argument(
         "--how",
         choices=["inner", "left", "right", "outer"],
-        default="inner",
+        default=UNSET,
         help="inner (default), left, right or outer, as in pandas.merge",
     )
     link_parser.add_argument(
@@ -327,6 +348,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the process exit code."""
     parser = build_parser()
     arguments = parser.parse_args(argv)
+    fill_defaults(arguments)
     quiet = getattr(arguments, "quiet", False)
     arguments.progress = not quiet and sys.stderr.isatty()
 
@@ -347,15 +369,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         "index": lambda: run_index(arguments, say),
     }
     try:
+        refuse_ignored(arguments)
         code = commands[arguments.command]()
         # Output still buffered meets a closed pipe here, not in Python's exit.
         sys.stdout.flush()
         return code
     except _USAGE_ERRORS as error:
-        print(f"lsh-frame {arguments.command}: error: {error}", file=sys.stderr)
+        print(_one_line(arguments.command, error), file=sys.stderr)
         return USAGE
     except LshFrameError as error:
-        print(f"lsh-frame {arguments.command}: error: {error}", file=sys.stderr)
+        print(_one_line(arguments.command, error), file=sys.stderr)
         return FAILED
     except KeyboardInterrupt:  # pragma: no cover - interactive
         print("lsh-frame: interrupted", file=sys.stderr)
@@ -363,6 +386,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         _silence_stdout()
         return BROKEN_PIPE
+
+
+def _one_line(command: str, error: BaseException) -> str:
+    """Return the error as one line (line breaks in a value shown escaped)."""
+    message = str(error).replace("\r", "\\r").replace("\n", "\\n")
+    return f"lsh-frame {command}: error: {message}"
 
 
 def _silence_stdout() -> None:

@@ -177,3 +177,84 @@ def _say_written(
 
 #: The values of --one-to-one, as the ``one_to_one`` of link and merge.
 _ONE_TO_ONE: dict[str, Any] = {"auto": "auto", "yes": True, "no": False}
+
+
+#: Marks an option's default to be filled in after parsing (see fill_defaults).
+UNSET: Any = object()
+
+#: Defaults of the options set to UNSET in the parser: filled in after parsing,
+#: so that a command knows which options were given (see refuse_ignored).
+DEFAULTS: dict[str, Any] = {
+    "recall": 0.95,
+    "num_perm": 128,
+    "max_bucket": 1_000,
+    "keep": "first",
+    "id_column": "cluster_id",
+    "size_column": "cluster_size",
+    "digits": 4,
+    "distance": 3,
+    "how": "inner",
+}
+
+#: Options whose default is None or False: given when they are not.
+_UNLESS_NONE = ("min_score", "model", "save_model", "threshold", "pairs_output")
+_UNLESS_FALSE = ("input_order",)
+
+
+def fill_defaults(arguments: argparse.Namespace) -> None:
+    """Fill in the UNSET defaults; record the options given in ``given``."""
+    given: set[str] = set()
+    for name, default in DEFAULTS.items():
+        if getattr(arguments, name, None) is UNSET:
+            setattr(arguments, name, default)
+        elif hasattr(arguments, name):
+            given.add(name)
+    given.update(name for name in _UNLESS_NONE if getattr(arguments, name, None))
+    given.update(name for name in _UNLESS_FALSE if getattr(arguments, name, False))
+    arguments.given = given
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def refuse_ignored(arguments: argparse.Namespace) -> None:
+    """Refuse options the chosen mode would ignore: one line, exit 2.
+
+    A silently ignored option is a wrong answer the user does not see (a
+    ``--model`` file that does not exist, ``--keep last`` without ``--drop``).
+    """
+    given: set[str] = getattr(arguments, "given", set())
+    reasons: list[tuple[tuple[str, ...], str]] = []
+    if arguments.command == "dedupe":
+        if arguments.method == "simhash":
+            reasons.append((
+                ("min_score", "model", "save_model", "threshold", "recall",
+                 "num_perm", "max_bucket", "digits"),
+                "does not apply to --method simhash (rows within --distance bits "
+                "are one entity: no LSH keys, no scores, no model)",
+            ))  # fmt: skip
+        else:
+            reasons.append((("distance",), "applies to --method simhash only"))
+            if arguments.pairs_output is None:
+                reasons.append((
+                    ("digits",), "applies with --pairs-output only (its scores)",
+                ))  # fmt: skip
+        if arguments.drop:
+            reasons.append((
+                ("id_column", "size_column", "input_order"),
+                "applies without --drop (with --drop each entity's one row is "
+                "written, in the input's order, without ids)",
+            ))  # fmt: skip
+        else:
+            reasons.append((
+                ("keep",), "applies with --drop only (the row kept of each entity)",
+            ))  # fmt: skip
+    elif arguments.command == "link" and arguments.pairs:
+        reasons.append((
+            ("how",), "applies to the joined rows, not to --pairs (every pair)",
+        ))  # fmt: skip
+    for names, reason in reasons:
+        for name in names:
+            if name in given:
+                raise InputError(f"{_flag(name)} {reason}; leave it out")

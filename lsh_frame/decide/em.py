@@ -175,7 +175,9 @@ def _differ_together(
             b = differs[:, two].astype(np.float64)
             mean_a, mean_b = (mass @ a) / total, (mass @ b) / total
             cov = (mass @ (a * b)) / total - mean_a * mean_b
-            spread = np.sqrt(mean_a * (1 - mean_a) * mean_b * (1 - mean_b))
+            # A mean can exceed 1 by rounding (a dot product and a sum add
+            # in different orders): clipped, the spread is 0, not NaN.
+            spread = np.sqrt(max(mean_a * (1 - mean_a) * mean_b * (1 - mean_b), 0.0))
             if spread > 0 and cov / spread >= _TOGETHER:
                 together[one, two] = together[two, one] = True
     return together

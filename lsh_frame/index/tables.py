@@ -212,21 +212,98 @@ class _Segment:
         return total
 
 
+#: Field metadata of a held column: the pandas dtype it was given with.
+_DTYPE = b"lsh_frame.dtype"
+
+
 def _arrow_records(
     frame: pd.DataFrame, columns: list[Hashable], owner: str
 ) -> pa.Table:
-    """Return the fields' columns and the labels as an Arrow table (c0, c1, ...)."""
-    arrays = {}
+    """Return the fields' columns and the labels as an Arrow table (c0, c1, ...).
+
+    Each column's field keeps the pandas dtype it was given with, so that
+    :func:`held_frame` gives it back as given (see there).
+    """
+    arrays, fields = [], []
     for number, column in enumerate(columns):
         values = frame[column]
         try:
-            arrays[f"c{number}"] = pa.array(values, from_pandas=True)
+            array = pa.array(values, from_pandas=True)
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
             # Mixed Python objects: kept as their text, as they are compared.
             text = values.astype("string")
-            arrays[f"c{number}"] = pa.array(text, from_pandas=True)
-    arrays[_LABEL] = _label_array(frame.index, owner)
-    return pa.table(arrays)
+            array = pa.array(text, from_pandas=True)
+        arrays.append(array)
+        fields.append(
+            pa.field(f"c{number}", array.type, metadata={_DTYPE: str(values.dtype)})
+        )
+    arrays.append(_label_array(frame.index, owner))
+    fields.append(pa.field(_LABEL, arrays[-1].type))
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def _given_dtype(field: pa.Field) -> Any:
+    """Return the pandas dtype a held column was given with (None: not known)."""
+    given = (field.metadata or {}).get(_DTYPE)
+    if given is None:
+        return None
+    try:
+        return pd.api.types.pandas_dtype(given.decode())
+    except (TypeError, ValueError, UnicodeDecodeError):
+        return None
+
+
+def _held_column(column: pa.ChunkedArray, field: pa.Field) -> Any:
+    """Return one held column as pandas values exactly as given (None: plain).
+
+    Arrow keeps integers with missing values exactly, but a plain
+    ``to_pandas()`` makes them float64, rounding integers above 2**53
+    (account numbers, 19-digit ids) and changing their text: a pair's score
+    would then depend on whether the other records fetched with it hold a
+    missing value. Nullable dtypes (``Int64``, ``boolean``, Arrow-backed,
+    ...) come back as themselves; other integers with missing values as
+    Python ints in an object column when given so, else as nullable
+    integers.
+    """
+    given = _given_dtype(field)
+    if (
+        isinstance(given, pd.api.extensions.ExtensionDtype)
+        and not isinstance(given, pd.CategoricalDtype)
+        and hasattr(given, "__from_arrow__")
+    ):
+        try:
+            return given.__from_arrow__(column)
+        except (TypeError, ValueError, NotImplementedError, pa.ArrowException):
+            pass  # kept as text (mixed objects): read as plain
+    if not pa.types.is_integer(field.type) or not column.null_count:
+        return None
+    if given is not None and given == np.dtype(object):
+        return column.to_pandas(integer_object_nulls=True).array
+    nullable = pd.api.types.pandas_dtype(
+        f"{'U' if pa.types.is_unsigned_integer(field.type) else ''}"
+        f"Int{field.type.bit_width}"
+    )
+    return nullable.__from_arrow__(column)  # type: ignore[union-attr]
+
+
+def held_frame(table: pa.Table) -> pd.DataFrame:
+    """Return held columns as a frame, each as given (see :func:`_held_column`).
+
+    Plain columns (text, numbers without missing values) are converted
+    together, a block per column: a query's candidates 0.15 -> 0.09 ms.
+    """
+    special = {}
+    for field, column in zip(table.schema, table.columns, strict=True):
+        values = _held_column(column, field)
+        if values is not None:
+            special[field.name] = values
+    plain = [name for name in table.column_names if name not in special]
+    frame = table.select(plain).to_pandas(split_blocks=True)
+    if not special:
+        return frame
+    for name, values in special.items():
+        frame[name] = pd.Series(values, index=frame.index, copy=False)
+    return frame[table.column_names]
 
 
 def _label_array(labels: pd.Index, owner: str) -> pa.Array:

@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from lsh_frame.config import FORMAT_VERSION, MinHashConfig
 from lsh_frame.errors import ColumnTypeError, SignatureMismatchError
+from lsh_frame.sketch.pandas_array import SketchDtype, sketch_series
 
 EXTENSION_NAME = "lsh_frame.sketch.minhash"
 
@@ -111,9 +112,9 @@ class MinHashType(pa.ExtensionType):
     def __reduce__(self) -> tuple[Any, ...]:
         return MinHashType, (self.config,)
 
-    def to_pandas_dtype(self) -> pd.ArrowDtype:
+    def to_pandas_dtype(self) -> SketchDtype:
         """Return the pandas dtype of a signature column."""
-        return pd.ArrowDtype(self)
+        return SketchDtype(self)
 
     def __str__(self) -> str:
         # pandas 2.2 rebuilds dtypes from this string when reading Parquet and only
@@ -142,7 +143,7 @@ def signatures_to_series(
     mask = None if valid.all() else pa.array(~valid)
     storage = pa.FixedSizeListArray.from_arrays(flat, config.num_perm, mask=mask)
     array = pa.ExtensionArray.from_storage(MinHashType(config), storage)
-    return pd.Series(pd.arrays.ArrowExtensionArray(array), index=index, name=name)
+    return sketch_series(array, index, name)
 
 
 def signature_config(values: Any, *, owner: str, role: str = "values") -> MinHashConfig:

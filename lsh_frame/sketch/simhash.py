@@ -345,6 +345,13 @@ def hamming_distance(a: Any, b: Any, /) -> pd.Series | int:
         ``Int64`` Series on the Series' index (missing where a fingerprint is
         missing), or an int.
 
+    Raises
+    ------
+    ConfigError
+        When the one fingerprint is wider than the Series' fingerprints
+        (``2**40`` against 32-bit ones): its extra bits would be dropped or
+        counted as differing.
+
     Examples
     --------
     >>> hamming_distance(0b1011, 0b0001)
@@ -370,7 +377,17 @@ def hamming_distance(a: Any, b: Any, /) -> pd.Series | int:
     else:
         series, single = (a, b) if a_series else (b, a)
         codes = fingerprint_codes(series, owner=owner, role="a" if a_series else "b")
-        value = _as_int(single, "b" if a_series else "a", owner)
+        role = "b" if a_series else "a"
+        value = _as_int(single, role, owner)
+        if value >> codes.bits:
+            # Bits the fingerprints do not have: dropped, or counted as
+            # differing bits, the distance would be wrong either way.
+            raise ConfigError(
+                f"The '{role}' argument of {owner} is {single!r}, a fingerprint of "
+                f"{value.bit_length()} bits, but the Series' fingerprints have "
+                f"{codes.bits} bits. Give a fingerprint of their width (an int from "
+                f"0 to 2**{codes.bits} - 1), for example series.iloc[0]."
+            )
         words = np.array(
             [(value >> (64 * word)) & 0xFFFFFFFFFFFFFFFF
              for word in range(codes.matrix.shape[1])],

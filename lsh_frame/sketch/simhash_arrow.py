@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from lsh_frame.config import SIMHASH_FORMAT_VERSION
 from lsh_frame.errors import ColumnTypeError, SignatureMismatchError
+from lsh_frame.sketch.pandas_array import SketchDtype, sketch_series
 
 if TYPE_CHECKING:
     from lsh_frame.config import SimHashConfig
@@ -79,9 +80,9 @@ class SimHashType(pa.ExtensionType):
     def __reduce__(self) -> tuple[Any, ...]:
         return SimHashType, (self.config,)
 
-    def to_pandas_dtype(self) -> pd.ArrowDtype:
+    def to_pandas_dtype(self) -> SketchDtype:
         """Return the pandas dtype of a fingerprint column."""
-        return pd.ArrowDtype(self)
+        return SketchDtype(self)
 
     def __str__(self) -> str:
         # No brackets, parentheses or commas: see MinHashType.__str__.
@@ -120,7 +121,7 @@ def fingerprints_to_series(
         flat = pa.array(np.ascontiguousarray(matrix).reshape(-1), pa.uint64())
         storage = pa.FixedSizeListArray.from_arrays(flat, matrix.shape[1], mask=mask)
     array = pa.ExtensionArray.from_storage(SimHashType(config), storage)
-    return pd.Series(pd.arrays.ArrowExtensionArray(array), index=index, name=name)
+    return sketch_series(array, index, name)
 
 
 def fingerprint_config(

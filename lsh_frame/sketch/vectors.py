@@ -104,17 +104,37 @@ def _list_values(
         first = present.iloc[0]
         if not isinstance(first, (np.ndarray, list, tuple)):
             return None
-        try:
-            stacked = np.stack([np.asarray(item) for item in present.to_numpy()])
-        except ValueError:
-            lengths = np.array([len(item) for item in present.to_numpy()])
-            raise _ragged(column, owner, lengths) from None
-        if stacked.ndim != 2:
-            return None
+        # An object column holds a Python object per row: read one by one.
+        arrays = [
+            np.asarray(item) if isinstance(item, (np.ndarray, list, tuple)) else None
+            for item in present.to_numpy()
+        ]
+        for row, array in enumerate(arrays):
+            if array is None or array.ndim != 1:
+                raise _stray_value(column, owner, present.index[row], present.iloc[row])
+        lengths = np.array([array.size for array in arrays if array is not None])
+        if (lengths != lengths[0]).any():
+            raise _ragged(column, owner, lengths)
+        stacked = np.stack([array for array in arrays if array is not None])
         matrix = np.zeros((len(values), stacked.shape[1]), dtype=stacked.dtype)
         matrix[valid] = stacked
         return matrix, valid
     return None
+
+
+def _stray_value(
+    column: Hashable, owner: str, label: Hashable, value: Any
+) -> ColumnTypeError:
+    if isinstance(label, np.generic):
+        label = label.item()
+    shown = " ".join(repr(value).split())  # one line
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    return ColumnTypeError(
+        f"Column {column!r} passed to {owner} holds vectors, but its row "
+        f"{label!r} holds {shown} ({type(value).__name__}), which is not a "
+        "vector. Each value must be a 1-D array, list or tuple of numbers, all "
+        "of one length, or missing (None); fix or drop that row."
+    )
 
 
 def _ragged(column: Hashable, owner: str, lengths: npt.NDArray[Any]) -> ConfigError:

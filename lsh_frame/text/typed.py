@@ -71,12 +71,17 @@ def _canonical_text(values: pd.Series, *, owner: str) -> pa.Array:
     label = f"Column {values.name!r}" if values.name is not None else "The values"
     dtype = values.dtype
     if isinstance(dtype, pd.CategoricalDtype):
+        # Only the categories some row holds: an unused one (bytes, a tuple)
+        # is no value of the column and must not refuse it.
+        codes = values.cat.codes.to_numpy().astype(np.int64)
+        missing = codes < 0
+        used, local = np.unique(codes[~missing], return_inverse=True)
         categories = _canonical_text(
-            pd.Series(dtype.categories, name=values.name), owner=owner
+            pd.Series(dtype.categories[used], name=values.name), owner=owner
         )
-        codes = values.cat.codes.to_numpy()
-        indices = pa.array(codes, mask=codes < 0, type=pa.int64())
-        return categories.take(indices)
+        indices = np.zeros(codes.size, dtype=np.int64)
+        indices[~missing] = local.ravel()
+        return categories.take(pa.array(indices, mask=missing, type=pa.int64()))
     if pd.api.types.is_object_dtype(dtype):
         kind = pd.api.types.infer_dtype(values, skipna=True)
         if kind in ("string", "empty"):

@@ -578,6 +578,7 @@ def no_job(monkeypatch: pytest.MonkeyPatch) -> None:
     for module, job in [
         (cli_dedupe, "dedupe_frame"),
         (cli_dedupe, "drop_duplicates"),
+        (cli_dedupe, "_simhash_dedupe"),
         (cli_link, "link"),
         (cli_link, "merge"),
     ]:
@@ -838,3 +839,111 @@ def test_numbers_read_from_csv_are_compared_as_numbers(tmp_path):
     assert read.attrs["lsh_frame"]["compare"]["price"] == "number"
     assert given.attrs["lsh_frame"]["compare"]["price"] == "number"
     pd.testing.assert_series_equal(read["price_score"], given["price_score"])
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["--method", "simhash", "--model", "no_such_file.json"],
+        ["--method", "simhash", "--min-score", "0.9"],
+        ["--method", "simhash", "--threshold", "0.5"],
+        ["--method", "simhash", "--num-perm", "64"],
+        ["--method", "simhash", "--recall", "0.9"],
+        ["--method", "simhash", "--max-bucket", "10"],
+        ["--method", "simhash", "--save-model", "model.json"],
+        ["--keep", "last"],
+        ["--keep", "first"],  # given, even as the default value
+        ["--distance", "5"],
+        ["--digits", "3"],
+        ["--drop", "--id-column", "entity"],
+        ["--drop", "--size-column", "n"],
+        ["--drop", "--input-order"],
+    ],
+)
+def test_options_the_mode_ignores_are_refused(
+    options, customers_csv, tmp_path, capsys, no_job
+):
+    """Issue 38, defect 12: --method simhash ran (rc 0) with --model naming no
+    file, and --keep without --drop wrote every row."""
+    argv = ["dedupe", str(customers_csv), "--on", "given_name,surname", *options,
+            "-o", str(tmp_path / "out.csv")]  # fmt: skip
+    assert cli.main(argv) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1
+    refused = [option for option in options if option.startswith("--")][-1]
+    assert error.startswith(f"lsh-frame dedupe: error: {refused} ")
+    assert "leave it out" in error
+    assert not (tmp_path / "out.csv").exists()
+
+
+def test_link_pairs_refuses_how(customers_csv, capsys, no_job):
+    argv = ["link", str(customers_csv), str(customers_csv), "--on", "surname",
+            "--pairs", "--how", "left"]  # fmt: skip
+    assert cli.main(argv) == 2
+    assert "--how applies to the joined rows" in capsys.readouterr().err
+
+
+def test_options_that_apply_are_taken(customers_csv, tmp_path, capsys):
+    """The options refused elsewhere still work where they apply."""
+    output = tmp_path / "kept.csv"
+    argv = ["dedupe", str(customers_csv), "--on", "given_name,surname,email",
+            "--drop", "--keep", "last", "-o", str(output), "-q"]  # fmt: skip
+    assert cli.main(argv) == 0
+    records = cli_io.read_table(str(customers_csv))
+    with_last = lf.drop_duplicates(records, ["given_name", "surname", "email"],
+                                   keep="last")  # fmt: skip
+    assert len(_read_back(output)) == len(with_last)
+    argv = ["dedupe", str(customers_csv), "--on", "surname", "--method", "simhash",
+            "--distance", "0", "--seed", "2", "-o", str(output), "-q"]  # fmt: skip
+    assert cli.main(argv) == 0
+
+
+@pytest.mark.parametrize("suffix", [".csv.gz", ".csv.bz2", ".csv.xz"])
+def test_a_compressed_input_cut_short_is_one_line(suffix, tmp_path, capsys):
+    """Issue 38, defect 7: EOFError printed a traceback, exit 1."""
+    import bz2
+    import lzma
+
+    compress = {".csv.gz": gzip.compress, ".csv.bz2": bz2.compress,
+                ".csv.xz": lzma.compress}[suffix]  # fmt: skip
+    data = compress(b"name\n" + b"john smith\n" * 5_000)
+    path = tmp_path / f"cut{suffix}"
+    path.write_bytes(data[: len(data) // 2])
+    assert cli.main(["dedupe", str(path), "--on", "name"]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1
+    assert error.startswith(f"lsh-frame dedupe: error: cannot read input '{path}'")
+    assert "EOFError" in error
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # A header cell longer than the csv module's field limit (128 kB).
+        ("h" * 200_000 + ",city\na,b\n", "Column 'name' is not in the frame"),
+        # An unclosed quote in the first line of an input over 128 kB.
+        ('name,"city\n' + "a,b\n" * 40_000, "EOF inside string"),
+        # A small one: was read as one header cell holding the whole data.
+        ('name,"city\na,b\nc,d\n', "EOF inside string"),
+    ],
+)
+def test_standard_input_is_read_and_refused_as_a_file_is(text, message, tmp_path):
+    """Issue 38, defect 8: _csv.Error: field larger than field limit, exit 1."""
+    path = tmp_path / "same.csv"
+    path.write_text(text)
+    results = [
+        subprocess.run(
+            _command("dedupe", source, "--on", "name"), input=text.encode(),
+            capture_output=True, env=_environment(), timeout=120,
+        )
+        for source in ("-", str(path))
+    ]  # fmt: skip
+    for result in results:
+        assert result.returncode == 2
+        error = result.stderr.decode()
+        assert error.count("\n") == 1 and "Traceback" not in error
+        assert message in error
+        assert len(error) < 1_000  # a huge header cell is not printed whole
+    assert "standard input" in results[0].stderr.decode() or message.startswith(
+        "Column"
+    )

@@ -41,9 +41,10 @@ def test_dedupe_simhash_ids_match_the_library(articles, tmp_path, capsys):
     assert ids[50] == ids[3]
     assert (ids[40:50] == ids[:10]).sum() >= 8
     assert len(set(ids[:40])) == 40
+    # The same columns as the default method (issue 38, defect 11).
+    assert written.columns[-2:].tolist() == ["cluster_id", "cluster_size"]
     assert (
-        written["cluster_id_size"].astype(int).tolist()
-        == np.bincount(ids)[ids].tolist()
+        written["cluster_size"].astype(int).tolist() == np.bincount(ids)[ids].tolist()
     )
     assert f"51 records → {counts['entities']} entities" in capsys.readouterr().err
 
@@ -66,3 +67,15 @@ def test_dedupe_simhash_bad_distance(articles, capsys):
                      "--distance", "40", "-o", "-"])  # fmt: skip
     assert code != 0
     assert "'distance'" in capsys.readouterr().err
+
+
+def test_dedupe_simhash_names_its_columns_as_asked(articles, tmp_path):
+    """Issue 38, defect 11: --size-column changed nothing with simhash."""
+    path, frame = articles
+    output = tmp_path / "out.csv"
+    code = cli.main(["dedupe", str(path), "--on", "body", "--method", "simhash",
+                     "--id-column", "entity", "--size-column", "n", "-o",
+                     str(output), "-q"])  # fmt: skip
+    assert code == 0
+    written = cli_io.read_table(str(output))
+    assert written.columns.tolist() == [*frame.columns, "entity", "n"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -934,3 +935,29 @@ def test_em_reads_the_fields_apart_when_their_group_leads_it_astray():
     assert not astray.sound
     assert learned.prior > 3 * careful.prior
     assert learned.sound and learned.mostly_agrees(em._MOST_DIFFER_UNCLEAR)
+
+
+def test_a_link_warns_of_no_invalid_square_root():
+    """Issue 38, defect 13: a mean over 1 by rounding made sqrt warn."""
+    left = lf.datasets.make_customers(300, seed=3).drop(columns="entity_id")
+    right = lf.datasets.make_customers(200, seed=8).drop(columns="entity_id")
+    columns = ["given_name", "surname", "street_address", "date_of_birth", "email"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        warnings.simplefilter("error", RuntimeWarning)
+        linked = left.lsh.link(right, columns)
+    assert linked["match"].any()
+
+
+def test_a_field_that_always_differs_is_not_together_with_another():
+    """A field that differs on every pair has no spread: not together (no NaN)."""
+    rng = np.random.default_rng(0)
+    size = int(rng.integers(50, 3_000))
+    # Weights whose dot product and sum round apart (here the mean is 1 + 4e-16).
+    weights = rng.random(size) * rng.random(size)
+    patterns = np.ones((weights.size, 2), dtype=np.intp)  # the lowest of 2 levels
+    patterns[::2, 1] = 0  # the second field agrees on half of the pairs
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        together = em._differ_together(patterns, weights, 2)
+    assert together.tolist() == [[True, False], [False, True]]

@@ -161,7 +161,7 @@ def test_save_and_load_round_trip(tmp_path, split, built):
     pd.testing.assert_series_equal(built.entity_ids, loaded.entity_ids)
     assert loaded.model.to_dict() == built.model.to_dict()
     manifest = json.loads((path / "index.json").read_text())
-    assert manifest["format"] == "lsh_frame.index" and manifest["version"] == 1
+    assert manifest["format"] == "lsh_frame.index" and manifest["version"] == 2
     assert not list(path.glob("*.pkl"))
     with pytest.raises(FileExistsError):
         built.save(path)

@@ -419,3 +419,21 @@ def test_plan_uses_more_blocks_for_larger_tables():
     assert len(small.blocks) < len(large.blocks)
     assert all(len(table) == len(plan.blocks) - 3
                for plan in (small, large) for table in plan.tables)  # fmt: skip
+
+
+@pytest.mark.parametrize(("bits", "wide"), [(32, 2**40), (32, -1), (64, 2**70)])
+def test_hamming_distance_refuses_a_fingerprint_wider_than_the_series(bits, wide):
+    """Issue 38, defect 16: 2**70 against 64 bits lost bit 70; 2**40 against 32
+    bits counted bit 40 as differing."""
+    fingerprints = lf.simhash(pd.Series(["a b c", "x y z"]), bits=bits)
+    with pytest.raises(lf.ConfigError, match=rf"fingerprints have {bits} bits"):
+        lf.hamming_distance(fingerprints, wide)
+    with pytest.raises(lf.ConfigError, match="'a' argument"):
+        lf.hamming_distance(wide, fingerprints)
+    # The widest fingerprint that fits is taken, and distances stay within the bits.
+    top = (1 << bits) - 1
+    distances = lf.hamming_distance(fingerprints, top)
+    assert distances.between(0, bits).all()
+    assert lf.hamming_distance(fingerprints, 0).tolist() == [
+        bin(int(value)).count("1") for value in fingerprints
+    ]

@@ -396,3 +396,52 @@ def test_linking_vectors_of_different_lengths_is_refused(blocking, make):
     field = lf.Field("v", blocking=blocking, threshold=0.9)
     with pytest.raises(lf.SignatureMismatchError, match="vectors of 8 values"):
         lf.candidates(left, [field], other=right)
+
+
+@pytest.mark.parametrize(
+    ("stray", "shown"),
+    [(5.0, "5.0 (float)"), ("abcd", "'abcd' (str)"), (np.ones((2, 2)), "(ndarray)")],
+)
+def test_a_stray_value_among_vectors_is_named_by_its_row(stray, shown):
+    """Issue 38, defect 15: a number gave "float has no len()", a string "vectors
+    of different lengths (4)"."""
+    vectors = pd.Series([np.ones(4), stray, np.ones(4)], dtype=object, index=[7, 8, 9])
+    frame = pd.DataFrame({"vec": vectors})
+    with pytest.raises(lf.ColumnTypeError) as raised:
+        frame.lsh.candidates([lf.Field("vec", blocking="cosine", threshold=0.9)])
+    message = str(raised.value)
+    assert "Column 'vec'" in message and "row 8" in message and shown in message
+    assert "\n" not in message
+    with pytest.raises(lf.ColumnTypeError, match="row 8"):
+        lf.cosine_nearest(vectors, top=2)
+    # Vectors of two lengths are still told as such.
+    ragged = pd.DataFrame({"vec": pd.Series([np.ones(4), np.ones(3)], dtype=object)})
+    with pytest.raises(lf.ConfigError, match=r"different lengths \(3, 4\)"):
+        ragged.lsh.candidates([lf.Field("vec", blocking="cosine", threshold=0.9)])
+
+
+def test_top_beyond_the_vectors_is_capped():
+    """Issue 38, defect 17: arrays of queries × top were merged per probed
+    cluster, so top=20,000 on 200 vectors cost 30-60 times top=200."""
+    from lsh_frame.block import vectors as block_vectors
+
+    matrix = np.random.default_rng(3).normal(size=(200, 16)).astype(np.float32)
+    vectors = pd.Series(list(matrix))
+    pd.testing.assert_frame_equal(
+        lf.cosine_nearest(vectors, top=20_000), lf.cosine_nearest(vectors, top=200)
+    )
+    found, scores = block_vectors.top_k_neighbours(
+        matrix, None, top=20_000, probes=24, clusters=None, seed=1
+    )
+    assert found.shape == scores.shape == (200, 199)  # the others, not 20,000
+    found, _ = block_vectors.top_k_neighbours(
+        matrix[:5], matrix, top=20_000, probes=24, clusters=None, seed=1
+    )
+    assert found.shape == (5, 200)
+    # The same through a top-k cosine field.
+    frame = pd.DataFrame({"emb": vectors.iloc[:60]})
+    pairs = [
+        frame.lsh.candidates([lf.Field("emb", blocking="cosine", top=top)])
+        for top in (59, 5_000)
+    ]
+    pd.testing.assert_frame_equal(pairs[0], pairs[1])
