@@ -40,6 +40,8 @@ class Task:
     right: pd.DataFrame | None
     columns: list[str]
     truth: pd.DataFrame  # columns left, right (labels)
+    #: The right table's columns for ``columns`` when they are named otherwise.
+    right_on: list[str] | None = None
 
     @property
     def kind(self) -> str:
@@ -146,6 +148,45 @@ def imdb_tmdb() -> Task:
     )
 
 
+def _pyjedai_link(
+    folder: str, left_file: str, right_file: str
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Two tables and the truth of a pyJedAI clean-clean link (``gt.csv``)."""
+    root = data_root() / folder
+
+    def read(name: str) -> pd.DataFrame:
+        return pd.read_csv(
+            root / name, sep="|", dtype=str, na_filter=False, index_col="id"
+        )
+
+    left, right = read(left_file), read(right_file)
+    truth = pd.read_csv(root / "gt.csv", sep="|", dtype=str)
+    truth.columns = ["left", "right"]
+    return left, right, truth
+
+
+def walmart_amazon() -> Task:
+    """Electronics of Walmart and Amazon: near-identical products, model numbers."""
+    walmart, amazon, truth = _pyjedai_link(
+        "walmart_amazon", "walmart.csv", "amazon.csv"
+    )
+    columns = ["title", "modelno", "brand", "price"]
+    return Task("Walmart-Amazon link", walmart, amazon, columns, truth)
+
+
+def imdb_dbpedia() -> Task:
+    """Films of IMDb and DBpedia: the cast named on one side as ``actor name``."""
+    imdb, dbpedia, truth = _pyjedai_link("imdb_dbpedia", "imdb.csv", "dbpedia.csv")
+    return Task(
+        "IMDb-DBpedia link",
+        imdb,
+        dbpedia,
+        ["title", "starring"],
+        truth,
+        right_on=["title", "actor name"],
+    )
+
+
 def historical_50k() -> Task:
     path = (
         data_root()
@@ -198,6 +239,8 @@ LOADERS: dict[str, Callable[[], Task]] = {
     "abt_buy": abt_buy,
     "cora": cora,
     "imdb_tmdb": imdb_tmdb,
+    "walmart_amazon": walmart_amazon,
+    "imdb_dbpedia": imdb_dbpedia,
     "historical_50k": historical_50k,
     "fake_1000": fake_1000,
 }

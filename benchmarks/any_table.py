@@ -106,11 +106,14 @@ def match_quality(names: list[str]) -> None:
         except FileNotFoundError as error:
             print(f"skipped {name}: {error}", file=sys.stderr)
             continue
+        options = {} if task.right_on is None else {"right_on": task.right_on}
         started = time.perf_counter()
-        scored = lf.pairs(task.left, task.columns, other=task.right)
+        scored = lf.pairs(task.left, task.columns, other=task.right, **options)
         elapsed = time.perf_counter() - started
         found = completeness(task, scored)
-        result = lf.evaluate(scored[scored["match"]], task.truth)
+        matches = scored[scored["match"]]
+        result = lf.evaluate(matches, task.truth)
+        promised, expected = _promises(scored, matches)
         rows.append(
             [
                 task.name,
@@ -119,6 +122,10 @@ def match_quality(names: list[str]) -> None:
                 f"{result.precision:.4f}",
                 f"{result.recall:.4f}",
                 f"{result.f1:.4f}",
+                promised,
+                _gap(promised, result.precision),
+                expected,
+                _gap(expected, result.f1),
                 f"{elapsed:.2f} s",
             ]
         )
@@ -132,11 +139,31 @@ def match_quality(names: list[str]) -> None:
                 "precision",
                 "recall",
                 "F1",
+                "mean probability of the matches",
+                "its gap to precision",
+                "expected F1",
+                "its gap to F1",
                 "pairs() time",
             ],
             rows,
         )
     )
+
+
+def _promises(scored: pd.DataFrame, matches: pd.DataFrame) -> tuple[str, str]:
+    """What the decision promised: its matches' mean probability, expected F1."""
+    promised = "—"
+    if "match_probability" in matches.columns and len(matches):
+        probability = matches["match_probability"].astype(float)
+        if probability.notna().any():
+            promised = f"{probability.mean():.4f}"
+    model = scored.attrs.get("lsh_frame", {}).get("model") or {}
+    expected = (model.get("fit") or {}).get("expected_f1")
+    return promised, "—" if expected is None else f"{expected:.4f}"
+
+
+def _gap(promised: str, measured: float) -> str:
+    return "—" if promised == "—" else f"{abs(float(promised) - measured):.4f}"
 
 
 def main() -> None:

@@ -14,6 +14,7 @@ from lsh_frame.block.fields import Field, _as_fields, _stored_config, other_tabl
 from lsh_frame.block.identical import IDENTICAL
 from lsh_frame.block.keys import _field_text
 from lsh_frame.compare.auto import TYPED_COMPARISONS
+from lsh_frame.compare.codes import code_texts
 from lsh_frame.compare.levels import level_names
 from lsh_frame.compare.typed_values import (
     DateValues,
@@ -384,7 +385,8 @@ def _model_of(
         return None, None
     model = MatchModel.from_dict(learned, "explain", "the pair's attrs")
     counted = {spec.label for spec in specs if spec.weight > 0}
-    learned_on = set(model.m) | set(model.no_values)
+    # The identifier codes are a field of the model that no field names.
+    learned_on = (set(model.m) | set(model.no_values)) - {model.codes}
     if counted != learned_on:
         return None, (
             "the model that decided the pair was learned on the fields "
@@ -392,6 +394,50 @@ def _model_of(
             "its reading"
         )
     return model, None
+
+
+def _codes_explanation(
+    label: str,
+    specs: list[Field],
+    frame: pd.DataFrame,
+    right_frame: pd.DataFrame,
+    left: Hashable,
+    right: Hashable,
+    scored: pd.DataFrame,
+    reading: dict[str, tuple[str | None, float | None, float | None]],
+) -> FieldExplanation:
+    """Return the identifier codes of the two records, as the model read them."""
+    found = [
+        code_texts(
+            [
+                _field_text(table.loc[[name]], spec, owner="explain")[0].as_py() or ""
+                for spec in specs
+            ]
+        )
+        for table, name in ((frame, left), (right_frame, right))
+    ]
+    shared = set(found[0]) & set(found[1])
+    level, weight, running = reading[label]
+    return FieldExplanation(
+        field=label,
+        left=" ".join(found[0]),
+        right=" ".join(found[1]),
+        shared=tuple(code for code in found[0] if code in shared),
+        only_left=tuple(code for code in found[0] if code not in shared),
+        only_right=tuple(code for code in found[1] if code not in shared),
+        jaccard=float("nan"),
+        comparison="codes",
+        score=float(scored[f"{label}_score"].iloc[0]),
+        weight=0.0,
+        read_as=None,
+        crossed=None,
+        shifted=None,
+        nickname=False,
+        initial=False,
+        level=level,
+        model_weight=weight,
+        running_probability=running,
+    )
 
 
 def _model_reading(
@@ -419,14 +465,17 @@ def _model_reading(
         model.alone_prior if alone and model.alone_prior is not None else model.prior
     )
     reading: dict[str, tuple[str | None, float | None, float | None]] = {}
-    for spec in specs:
-        if spec.label not in model.m:
+    labels = [spec.label for spec in specs]
+    if model.codes is not None:
+        labels.append(model.codes)
+    for label in labels:
+        if label not in model.m:
             continue
-        level = int(evidence.levels[spec.label][0])
-        names = level_names(model.cuts_of(spec.label))
-        weight = float(evidence.weights[spec.label][0])
+        level = int(evidence.levels[label][0])
+        names = level_names(model.cuts_of(label))
+        weight = float(evidence.weights[label][0])
         log_odds += weight
-        reading[spec.label] = (
+        reading[label] = (
             names[level] if level < len(names) else "missing",
             weight,
             float(1 / (1 + np.exp2(-log_odds))),
@@ -609,6 +658,18 @@ def explain(
                 model_weight=model_weight,
                 running_probability=running,
             )
+        )
+    if model is not None and model.codes is not None and model.codes in reading:
+        explained.append(
+            _codes_explanation(
+                model.codes, specs, frame, right_frame, left, right, scored, reading
+            )
+        )
+    if model is not None and model.matching is not None and note is None:
+        note = (
+            "the link was read as a matching: the pair's probability is its share "
+            "of the matchings of its records' candidates, not its fields' weights "
+            "alone"
         )
     return Explanation(
         left=left,

@@ -174,3 +174,45 @@ def chained_people() -> tuple[pd.DataFrame, list[lf.Field]]:
         lf.Field("name", blocking=None),
     ]
     return pd.DataFrame(rows), fields
+
+
+PRODUCT_BRANDS = ["epson", "sony", "canon", "hp", "lg", "bosch"]
+PRODUCT_KINDS = [
+    "replacement lamp for projector",
+    "ink cartridge black",
+    "wireless mouse",
+    "hdmi cable 2m",
+    "laptop battery pack",
+]
+
+
+def catalogues(size: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame, set]:
+    """Two product catalogues: each left product once on the right, which also
+    lists look-alikes (the same product for another model: its code differs)."""
+    rng = np.random.default_rng(seed)
+    left, right, truth = [], [], set()
+    for i in range(size):
+        brand = PRODUCT_BRANDS[rng.integers(len(PRODUCT_BRANDS))]
+        kind = PRODUCT_KINDS[rng.integers(len(PRODUCT_KINDS))]
+        code = f"{brand[:2]}{rng.integers(100, 999)}{'abcdx'[rng.integers(5)]}"
+        left.append(
+            {"title": f"{brand} {kind} {code}", "price": str(rng.integers(5, 500))}
+        )
+        truth.add((f"L{i}", f"R{len(right)}"))
+        right.append(
+            {
+                "title": f"{brand.upper()} {code.upper()} {kind}",
+                "price": str(rng.integers(5, 500)),
+            }
+        )
+        for extra in range(rng.integers(0, 3)):
+            other = f"{code[:-1]}{'efghk'[extra]}"
+            right.append(
+                {
+                    "title": f"{brand.upper()} {other.upper()} {kind}",
+                    "price": str(rng.integers(5, 500)),
+                }
+            )
+    left_frame = pd.DataFrame(left, index=[f"L{i}" for i in range(len(left))])
+    right_frame = pd.DataFrame(right, index=[f"R{i}" for i in range(len(right))])
+    return left_frame, right_frame, truth

@@ -312,3 +312,51 @@ class SetTable:
                 ids, offsets, local[: chosen.size], local[chosen.size :]
             )
         return result
+
+
+def intersection_minimum(
+    ids: npt.NDArray[np.int64],
+    offsets: npt.NDArray[np.int64],
+    first: npt.NDArray[np.int64],
+    second: npt.NDArray[np.int64],
+    values: npt.NDArray[np.int64],
+) -> npt.NDArray[np.int64]:
+    """``min(values[t] for t in set[first[p]] ∩ set[second[p]])`` for every pair.
+
+    -1 where the two sets share nothing. ``values`` holds one non-negative
+    value per id; the sets' ids must fit 32 bits (as :func:`token_sets` makes).
+
+    Examples
+    --------
+    >>> ids, offsets = np.array([1, 2, 3, 2, 3, 4]), np.array([0, 3, 6, 6])
+    >>> values = np.array([0, 7, 5, 9, 1])
+    >>> intersection_minimum(ids, offsets, np.array([0, 0, 2]), np.array([1, 0, 1]),
+    ...                      values).tolist()
+    [5, 5, -1]
+    """
+    sizes = np.diff(offsets)
+    result = np.full(first.size, -1, dtype=np.int64)
+    tokens = np.cumsum(sizes[first] + sizes[second])
+    start = 0
+    while start < first.size:
+        done = tokens[start - 1] if start else 0
+        stop = int(np.searchsorted(tokens, done + _MERGE_TOKENS, side="right"))
+        stop = max(stop, start + 1)
+        pair = np.arange(stop - start, dtype=np.int64)
+        couples = []
+        for rows in (first[start:stop], second[start:stop]):
+            lengths = sizes[rows]
+            couples.append(
+                (np.repeat(pair, lengths) << np.int64(32)) | ids[gather(offsets, rows)]
+            )
+        merged = np.sort(np.concatenate(couples))
+        equal = merged[1:] == merged[:-1]
+        shared = merged[1:][equal]
+        owner = shared >> np.int64(32)
+        found = values[shared & np.int64(0xFFFFFFFF)]
+        if owner.size:
+            # The couples are sorted, so each pair's shared tokens are one run.
+            starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+            result[start + owner[starts]] = np.minimum.reduceat(found, starts)
+        start = stop
+    return result

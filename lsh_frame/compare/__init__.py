@@ -8,6 +8,7 @@ field of every pair and combines them; :mod:`.levels` reads a field score as
 a level (exact, close, ...). The special readings that change how a field
 scores sit in modules of their own: :mod:`.swaps` and :mod:`.crossed` (fields
 that trade places), :mod:`.nicknames` (familiar given names),
-:mod:`.placeholder_dates` (days that stand for an unknown day);
+:mod:`.placeholder_dates` (days that stand for an unknown day), :mod:`.codes`
+(identifier codes read across a record's text fields);
 :mod:`.table_checks` decides from the tables which of them apply.
 """

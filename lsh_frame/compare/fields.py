@@ -36,6 +36,7 @@ import pyarrow as pa
 from lsh_frame import _progress
 from lsh_frame.block.identical import found_identical
 from lsh_frame.block.keys import _field_text
+from lsh_frame.compare.codes import RecordCodes, code_scores
 from lsh_frame.compare.crossed import _score_crossed
 from lsh_frame.compare.nicknames import _read_nicknames
 from lsh_frame.compare.text import (
@@ -224,6 +225,10 @@ def score_fields(
         columns.update(field_columns)
     columns.update(swapped)
     columns.update(familiar)
+    if plan.codes is not None:
+        columns[f"{plan.codes.label}_score"] = _code_scores(
+            plan, left, right, left_positions, right_positions, owner
+        )
     weights = [spec.weight for spec in specs]
     columns["score"] = _combine(
         [columns[f"{spec.label}_score"] for spec in specs],
@@ -241,6 +246,27 @@ def score_fields(
         )
         columns[STRAIGHT] = straight
     return columns
+
+
+def _code_scores(
+    plan: ScorePlan,
+    left: pd.DataFrame,
+    right: pd.DataFrame | None,
+    left_positions: npt.NDArray[np.int64],
+    right_positions: npt.NDArray[np.int64],
+    owner: str,
+) -> npt.NDArray[np.float64]:
+    """Return each pair's identifier-codes score (``lsh_frame.compare.codes``)."""
+    reading = plan.codes
+    assert reading is not None and reading.frequencies is not None
+    specs = reading.specs(plan)
+    left_codes = RecordCodes.of_table(left, specs, owner)
+    right_codes = (
+        left_codes if right is None else RecordCodes.of_table(right, specs, owner)
+    )
+    return code_scores(
+        left_codes, right_codes, reading.frequencies, left_positions, right_positions
+    )
 
 
 def identical_mask(plan: ScorePlan, pairs: pd.DataFrame) -> npt.NDArray[np.bool_]:

@@ -23,8 +23,15 @@ from lsh_frame.block.fields import _as_fields, _stored_config
 from lsh_frame.block.keys import _field_text
 from lsh_frame.compare import tfidf as _tfidf
 from lsh_frame.compare.auto import auto_typed_comparison
+from lsh_frame.compare.codes import (
+    CodeEvidence,
+    CodeFrequencies,
+    RecordCodes,
+    reads_codes,
+)
 from lsh_frame.compare.levels import cuts_for, levels_of
 from lsh_frame.compare.numbers_dates import YEAR_CUTS
+from lsh_frame.compare.text import SCORERS
 from lsh_frame.errors import ConfigError
 from lsh_frame.sketch.vectors import VECTOR_KINDS
 
@@ -146,6 +153,9 @@ class ScorePlan:
     year_fields: tuple[str, ...] = ()
     #: The statistics that decided both (none when a model gave them).
     date_checks: tuple[DayCheck, ...] = ()
+    #: The identifier codes read from the text fields (see
+    #: :mod:`lsh_frame.compare.codes`), or None when the tables hold no long text.
+    codes: CodeReading | None = None
 
     @property
     def tfidf_fields(self) -> list[Field]:
@@ -171,14 +181,18 @@ class ScorePlan:
         return {
             label: YEAR_CUTS
             if label in self.year_fields
-            else cuts_for(self.comparisons[label])
+            else cuts_for(self.comparisons.get(label, "codes"))
             for label in self.labels
         }
 
     @property
     def labels(self) -> list[str]:
-        """Labels of the counted fields, in order (the model's field columns)."""
-        return [spec.label for spec in self.counted]
+        """Labels of the counted fields, in order (the model's field columns).
+
+        The identifier codes, when read, come last.
+        """
+        labels = [spec.label for spec in self.counted]
+        return labels if self.codes is None else [*labels, self.codes.label]
 
     def placeholders_of(self, label: str) -> tuple[int, ...] | None:
         """Return a date field's placeholder days; None unless read at YEAR_CUTS."""
@@ -192,8 +206,7 @@ class ScorePlan:
         """Match-model levels of the counted fields."""
         cuts = self.field_cuts  # every field's, built at each reading
         return {
-            spec.label: levels_of(field_scores[spec.label], cuts[spec.label])
-            for spec in self.counted
+            label: levels_of(field_scores[label], cuts[label]) for label in self.labels
         }
 
 
@@ -257,7 +270,7 @@ def plan_score(
             # Score as the model was learned, whatever this batch looks like.
             comparison = given.compare.get(spec.label, comparison)
         comparisons[spec.label] = comparison
-    return ScorePlan(
+    plan = ScorePlan(
         specs=specs,
         min_score=checked,
         comparisons=comparisons,
@@ -265,6 +278,13 @@ def plan_score(
         estimate=(num_perm, seed) if estimate else None,
         link=len(tables) > 1,
     )
+    text = code_fields(plan)
+    if not text and (given is None or given.codes is None):
+        return plan
+    reading = code_reading(
+        plan, [CodeEvidence.of_table(sample, text, owner) for sample in samples]
+    )
+    return plan if reading is None else replace(plan, codes=reading)
 
 
 def count_documents(
@@ -275,20 +295,96 @@ def count_documents(
     Every record of every table counts, whichever pairs are scored, so that
     parts of the pairs (Dask partitions) score exactly as all of them.
     """
-    if not plan.tfidf_fields:
+    if plan.tfidf_fields:
+        plan = replace(
+            plan,
+            frequencies={
+                spec.label: _tfidf.DocumentFrequencies.of_tables(spec, tables, owner)
+                for spec in plan.tfidf_fields
+            },
+        )
+    if plan.codes is None:
         return plan
-    return replace(
+    return with_code_frequencies(
         plan,
-        frequencies={
-            spec.label: _tfidf.DocumentFrequencies.of_tables(spec, tables, owner)
-            for spec in plan.tfidf_fields
-        },
+        [
+            CodeFrequencies.of(
+                [RecordCodes.of_table(table, plan.codes.specs(plan), owner)]
+            )
+            for table in tables
+        ],
+    )
+
+
+#: Comparisons of text, the fields identifier codes are read from.
+_TEXT_COMPARISONS = frozenset({*SCORERS, "jaccard", "tfidf", "exact"})
+
+
+@dataclass(frozen=True)
+class CodeReading:
+    """The identifier codes of a call: their label, fields and frequencies."""
+
+    #: The model's field label of the codes comparison (``"codes"``, unless a
+    #: field is named so).
+    label: str
+    #: The fields the codes are read from.
+    fields: tuple[str, ...]
+    #: How many records of the tables hold each code.
+    frequencies: CodeFrequencies | None = None
+
+    def specs(self, plan: ScorePlan) -> list[Field]:
+        """Return the fields the codes are read from."""
+        return [spec for spec in plan.specs if spec.label in self.fields]
+
+
+def code_fields(plan: ScorePlan) -> list[Field]:
+    """Return the counted text fields, which codes would be read from."""
+    return [
+        spec
+        for spec in plan.counted
+        if plan.comparisons[spec.label] in _TEXT_COMPARISONS
+    ]
+
+
+def code_reading(plan: ScorePlan, evidence: list[CodeEvidence]) -> CodeReading | None:
+    """Whether the tables' rows call for identifier codes, and their label.
+
+    ``evidence`` holds one :class:`CodeEvidence` per table, read from the rows
+    ``"auto"`` reads (parts added up). A given model reads codes when it
+    learned them.
+    """
+    taken = {spec.label for spec in plan.specs}
+    label = next(
+        name
+        for name in ("codes", *(f"codes_{n}" for n in range(2, 100)))
+        if name not in taken
+    )
+    given = plan.given_model
+    if given is not None:
+        if given.codes is None:
+            return None
+        label = given.codes
+    elif not reads_codes(evidence):
+        return None
+    return CodeReading(
+        label=label, fields=tuple(spec.label for spec in code_fields(plan))
+    )
+
+
+def with_code_frequencies(plan: ScorePlan, parts: list[CodeFrequencies]) -> ScorePlan:
+    """Return the plan with its codes' frequencies over every record (all parts)."""
+    assert plan.codes is not None
+    return replace(
+        plan, codes=replace(plan.codes, frequencies=CodeFrequencies.merge(parts))
     )
 
 
 def field_scores(plan: ScorePlan, columns: Any) -> dict[str, npt.NDArray[np.float64]]:
-    """Return the ``<field>_score`` arrays of the counted fields, by field."""
+    """Return the ``<field>_score`` arrays of the model's fields, by field.
+
+    The counted fields, then the identifier codes when they are read.
+    """
     return {
-        spec.label: np.asarray(columns[f"{spec.label}_score"], dtype=np.float64)
-        for spec in plan.counted
+        label: np.asarray(columns[f"{label}_score"], dtype=np.float64)
+        for label in plan.labels
     }

@@ -71,6 +71,9 @@ EDGE_TRIMMED_SCORERS = frozenset({"ratio", "jaro_winkler", "levenshtein"})
 
 _EDGE_PUNCTUATION = r"^[\p{P}\p{Z}\s]+|[\p{P}\p{Z}\s]+$"
 
+#: A bracketed aside: ``(1999)``, ``(China)``, ``[DVD]`` (no nesting).
+_ASIDE = r"\s*[(\[][^()\[\]]*[)\]]"
+
 
 #: Pairs of signature rows compared at a time (bounds the temporaries).
 _ESTIMATE_CHUNK = 65_536
@@ -168,18 +171,20 @@ def _fuzzy(
     # One Python string per distinct value, shared by every pair that uses it.
     needed = sorted_unique(np.concatenate([first, second]))
     values = dictionary.take(pa.array(needed))
-    if comparison in EDGE_TRIMMED_SCORERS:
-        values = _without_edge_punctuation(values)
-    # A value of at most FUZZY_MAX_CHARS bytes has at most as many characters,
-    # so the byte lengths (read off the offsets) say whether to cut at all.
-    if len(values) and pc.max(pc.binary_length(values)).as_py() > FUZZY_MAX_CHARS:
-        values = pc.utf8_slice_codeunits(values, 0, FUZZY_MAX_CHARS)
-    strings = values.to_numpy(zero_copy_only=False)
+    # An aside in brackets that only one of the two values has is missing on
+    # the other side, not different: such a pair is compared without it
+    # (``Matrix, The (1999)`` and ``The Matrix``; ``Shanghai (China)`` and
+    # ``Shanghai``). When both values have one, it counts.
+    plain, aside = _without_asides(values)
+    strings = _comparable(values, comparison)
+    plain_strings = _comparable(plain, comparison)
     where = np.empty(len(dictionary), dtype=np.int64)
     where[needed] = np.arange(needed.size)
+    at_first, at_second = where[first], where[second]
+    one_sided = aside[at_first] != aside[at_second]
     result = process.cpdist(
-        strings[where[first]],
-        strings[where[second]],
+        np.where(one_sided, plain_strings[at_first], strings[at_first]),
+        np.where(one_sided, plain_strings[at_second], strings[at_second]),
         scorer=scorer,
         workers=fuzzy_workers(first.size),
         dtype=np.float64,
@@ -188,6 +193,39 @@ def _fuzzy(
         score_cutoff=None if score_cutoff is None else (score_cutoff - 1e-6) * scale,
     )
     return np.asarray(result, dtype=np.float64) / scale
+
+
+def _comparable(values: pa.Array, comparison: str) -> npt.NDArray[np.object_]:
+    """Return the values as the scorer compares them: trimmed (if it trims), cut."""
+    if comparison in EDGE_TRIMMED_SCORERS:
+        values = _without_edge_punctuation(values)
+    # A value of at most FUZZY_MAX_CHARS bytes has at most as many characters,
+    # so the byte lengths (read off the offsets) say whether to cut at all.
+    if len(values) and pc.max(pc.binary_length(values)).as_py() > FUZZY_MAX_CHARS:
+        values = pc.utf8_slice_codeunits(values, 0, FUZZY_MAX_CHARS)
+    return np.asarray(values.to_numpy(zero_copy_only=False), dtype=object)
+
+
+def _without_asides(values: pa.Array) -> tuple[pa.Array, npt.NDArray[np.bool_]]:
+    """Return the values without bracketed asides, and which values had one.
+
+    A value that is nothing but asides keeps them (it would be empty).
+
+    Examples
+    --------
+    >>> plain, aside = _without_asides(
+    ...     pa.array(["matrix, the (1999)", "(china)", "(1992).", "x"])
+    ... )
+    >>> plain.to_pylist(), aside.tolist()
+    (['matrix, the', '(china)', '(1992).', 'x'], [True, False, False, False])
+    """
+    stripped = pc.utf8_trim_whitespace(pc.replace_substring_regex(values, _ASIDE, ""))
+    # Only words make a value an aside can qualify: ``(1992).`` is all aside.
+    kept = pc.if_else(
+        pc.match_substring_regex(stripped, r"[\p{L}\p{N}]"), stripped, values
+    )
+    aside = pc.not_equal(kept, values).to_numpy(zero_copy_only=False)
+    return kept, np.asarray(aside, dtype=bool)
 
 
 def _without_edge_punctuation(values: pa.Array) -> pa.Array:

@@ -10,10 +10,10 @@ import numpy.typing as npt
 import pandas as pd
 from dask import delayed
 
+from lsh_frame.dask._fetch import fetch
 from lsh_frame.dask._jobs import _link_scored
 from lsh_frame.dask._keys import RIGHT_POSITION
 from lsh_frame.dask._pairs import _empty, _persisted
-from lsh_frame.dask._score import fetch
 from lsh_frame.dask._tables import check_shuffle, compute, table
 from lsh_frame.jobs.link import _score_columns
 from lsh_frame.jobs.merge import (

@@ -1,20 +1,20 @@
 """Scoring on Dask: both records' fields joined to each pair, then pandas' scoring.
 
-Each pair partition asks for the rows it needs: requests (row position,
-asking partition, pair number) are routed to the partition holding the row,
-answered with the row's columns, and routed back; the answers are checked to
-be exactly one per pair. The field scores are then computed per partition by
+Each pair partition fetches the rows it needs (:mod:`lsh_frame.dask._fetch`).
+The field scores are then computed per partition by
 :func:`lsh_frame.compare.fields.score_fields` (pair by pair, so exactly as pandas),
 and the decision is made once from summaries that add up over partitions
 (:class:`~lsh_frame.decide.cut.ScoreSpread`,
-:class:`~lsh_frame.decide.tables.LevelTable`).
+:class:`~lsh_frame.decide.tables.LevelTable`). A link read as a matching
+(:mod:`lsh_frame.decide.matching`) is decided on the client, over every pair's
+levels and records: the matching ties each pair to all its records' others.
 """
 
 from __future__ import annotations
 
 import itertools
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -22,10 +22,11 @@ import pandas as pd
 from dask import delayed
 
 from lsh_frame import _progress
-from lsh_frame._validation import check_columns, check_pairs, pair_positions
-from lsh_frame.block.fields import Field, _as_fields
+from lsh_frame._validation import check_columns
+from lsh_frame.block.fields import _as_fields
 from lsh_frame.compare import nicknames as _nicknames
 from lsh_frame.compare import swaps as _swaps
+from lsh_frame.compare.codes import CodeFrequencies, RecordCodes
 from lsh_frame.compare.fields import (
     force_identical,
     identical_mask,
@@ -35,7 +36,12 @@ from lsh_frame.compare.fields import (
     without_straight,
 )
 from lsh_frame.compare.placeholder_dates import DayCounts, check_days
-from lsh_frame.compare.plan import ScorePlan, comparison_step, field_scores, plan_score
+from lsh_frame.compare.plan import (
+    comparison_step,
+    field_scores,
+    plan_score,
+    with_code_frequencies,
+)
 from lsh_frame.compare.table_checks import (
     check_dates,
     check_nicknames,
@@ -49,35 +55,34 @@ from lsh_frame.compare.table_checks import (
 )
 from lsh_frame.compare.text import SCORERS
 from lsh_frame.compare.tfidf import DocumentFrequencies
+from lsh_frame.dask._fetch import _with_positions, fetch
 from lsh_frame.dask._keys import LEFT_POSITION, RIGHT_POSITION
 from lsh_frame.dask._one_to_one import no_choice, one_to_one_parts
-from lsh_frame.dask._tables import (
-    TARGET,
-    Table,
-    check_moved,
-    compute,
-    persist,
-    route,
-    shared,
-)
+from lsh_frame.dask._tables import compute, persist, shared
 from lsh_frame.dask._transitive import transitive_parts
-from lsh_frame.decide.closing import Transitive, check_transitive
+from lsh_frame.decide.closing import check_transitive
 from lsh_frame.decide.closing import decide as decide_transitive
 from lsh_frame.decide.cut import ScoreSpread
 from lsh_frame.decide.learn import learn_model
+from lsh_frame.decide.links import (
+    exclusive_matches,
+    learned_matching,
+    matching_choice,
+    not_matched,
+)
 from lsh_frame.decide.matches import (
+    certain_counts,
     check_min_score,
     decide,
     decision_counts,
+    model_matches,
     no_entities,
     provisional_matches,
     scored_attrs,
     warn_fallback,
     with_match_cut,
 )
-from lsh_frame.decide.model import MatchModel
 from lsh_frame.decide.one_to_one import (
-    OneToOne,
     assignment_split,
     check_one_to_one,
     learns_from_assignment,
@@ -94,118 +99,13 @@ from lsh_frame.decide.weak_keys import (
     with_alone_prior,
 )
 
-_ASKER, _NUMBER, _POSITION = "__lsh_asker", "__lsh_number", "__lsh_position"
-
-
-# ----------------------------------------------------------------------------
-# Rows to pairs
-
-
-def _requests(
-    part: pd.DataFrame, column: str, asker: int, offsets: npt.NDArray[np.int64]
-) -> pd.DataFrame:
-    positions = part[column].to_numpy(np.int64)
-    return pd.DataFrame(
-        {
-            _POSITION: positions,
-            _ASKER: np.full(positions.size, asker, dtype=np.int64),
-            _NUMBER: np.arange(positions.size, dtype=np.int64),
-            TARGET: np.searchsorted(offsets, positions, side="right") - 1,
-        }
-    )
-
-
-def _answer(
-    requests: pd.DataFrame, part: pd.DataFrame, offset: int, columns: list[Any]
-) -> pd.DataFrame:
-    local = requests[_POSITION].to_numpy(np.int64) - offset
-    rows = part[columns].iloc[local].reset_index(drop=True)
-    rows[_NUMBER] = requests[_NUMBER].to_numpy(np.int64)
-    rows[TARGET] = requests[_ASKER].to_numpy(np.int64)
-    return rows
-
-
-def _aligned(answers: pd.DataFrame, expected: int, method: str) -> pd.DataFrame:
-    number = answers[_NUMBER].to_numpy(np.int64)
-    order = np.argsort(number, kind="stable")
-    if number.size != expected or not np.array_equal(
-        number[order], np.arange(expected)
-    ):
-        check_moved(expected, number.size, "rows joined to pairs", method)
-        check_moved(expected, -1, "rows joined to pairs (some twice)", method)
-    return answers.drop(columns=_NUMBER).iloc[order].reset_index(drop=True)
-
-
-def _local_rows(
-    pairs: pd.DataFrame,
-    column: str,
-    part: pd.DataFrame,
-    offset: int,
-    columns: list[Any],
-) -> pd.DataFrame:
-    local = pairs[column].to_numpy(np.int64) - offset
-    return part[columns].iloc[local].reset_index(drop=True)
-
-
-def fetch(
-    pair_parts: list[Any],
-    lengths: npt.NDArray[np.int64],
-    column: str,
-    source: Table,
-    columns: list[Any],
-    method: str,
-    *,
-    aligned: bool = False,
-) -> list[Any]:
-    """For every pair partition, the ``columns`` of the rows its pairs name.
-
-    ``column`` holds the rows' positions in ``source``. With ``aligned``, pair
-    partition ``i`` names only rows of ``source`` partition ``i`` (candidates
-    are built that way for their left rows) and nothing moves.
-    """
-    if aligned:
-        return [
-            delayed(_local_rows)(pairs, column, part, int(offset), columns)
-            for pairs, part, offset in zip(
-                pair_parts, source.parts, source.offsets, strict=False
-            )
-        ]
-    requests = [
-        delayed(_requests)(pairs, column, asker, source.offsets)
-        for asker, pairs in enumerate(pair_parts)
-    ]
-    meta = _requests(
-        pd.DataFrame({column: np.empty(0, np.int64)}), column, 0, source.offsets
-    )
-    routed = route(requests, meta, source.npartitions, method)
-    answers = [
-        delayed(_answer)(asked, part, int(offset), columns)
-        for asked, part, offset in zip(
-            routed, source.parts, source.offsets, strict=False
-        )
-    ]
-    answer_meta = _answer(meta, source.meta, 0, columns)
-    back = route(answers, answer_meta, len(pair_parts), method)
-    return [
-        delayed(_aligned)(answers_part, int(expected), method)
-        for answers_part, expected in zip(back, lengths, strict=True)
-    ]
-
-
-# ----------------------------------------------------------------------------
-# Scoring
-
-
-def _with_positions(
-    part: pd.DataFrame, left_index: pd.Index, right_index: pd.Index, owner: str
-) -> pd.DataFrame:
-    part = check_pairs(part, owner)
-    return part.assign(
-        **{
-            LEFT_POSITION: pair_positions(part["left"], left_index, "left", owner),
-            RIGHT_POSITION: pair_positions(part["right"], right_index, "right", owner),
-        }
-    )
+if TYPE_CHECKING:
+    from lsh_frame.block.fields import Field
+    from lsh_frame.compare.plan import ScorePlan
+    from lsh_frame.dask._tables import Table
+    from lsh_frame.decide.closing import Transitive
+    from lsh_frame.decide.model import MatchModel
+    from lsh_frame.decide.one_to_one import OneToOne
 
 
 #: Pairs, their scored columns, which pairs join identical records, and which
@@ -325,17 +225,35 @@ def _decision_counts(
 
 
 def _link_candidates(
-    positioned: pd.DataFrame, scored: _Scored, alone_keys: tuple[str, ...]
+    positioned: pd.DataFrame,
+    scored: _Scored,
+    alone_keys: tuple[str, ...],
+    plan: ScorePlan,
 ) -> pd.DataFrame:
-    """Both positions, the score, and whether only a weak key found it."""
-    return pd.DataFrame(
-        {
-            "left": positioned[LEFT_POSITION].to_numpy(dtype=np.int64),
-            "right": positioned[RIGHT_POSITION].to_numpy(dtype=np.int64),
-            "score": np.asarray(learning_view(scored[1])["score"], dtype=np.float64),
-            "alone": found_only_by(scored[0], alone_keys),
-        }
-    )
+    """Both positions, the score, whether only a weak key found it, and levels.
+
+    The levels (as learned from, ``learn:<field>``, and as decided,
+    ``level:<field>``) and whether a pair is held out of learning let the
+    client read the link as a matching (see ``lsh_frame.decide.links``).
+    """
+    pairs, columns, identical, _ = scored
+    learn = learning_view(columns)
+    decided = without_straight(columns)
+    frame = {
+        "left": positioned[LEFT_POSITION].to_numpy(dtype=np.int64),
+        "right": positioned[RIGHT_POSITION].to_numpy(dtype=np.int64),
+        "score": np.asarray(learn["score"], dtype=np.float64),
+        "alone": found_only_by(pairs, alone_keys),
+        "held_out": identical | added_by_compound(pairs),
+    }
+    for name, view in (("learn", learn), ("level", decided)):
+        for label, level in plan.levels(field_scores(plan, view)).items():
+            frame[f"{name}:{label}"] = level.astype(np.uint8)
+    return pd.DataFrame(frame)
+
+
+def _identical(scored: _Scored) -> npt.NDArray[np.bool_]:
+    return np.asarray(scored[2], dtype=bool)
 
 
 def _decided(
@@ -345,19 +263,25 @@ def _decided(
     cut: float | None,
     attrs: dict[str, Any],
     alone_keys: tuple[str, ...],
+    matched: tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]] | None = None,
 ) -> pd.DataFrame:
     pairs, columns, identical, _ = scored
     columns = without_straight(columns)
-    levels = plan.levels(field_scores(plan, columns))
-    provisional = (
-        None
-        if model is not None and plan.given_model is not None
-        else provisional_matches(plan, columns["score"], cut)
-    )
-    probability, match = force_identical(
-        *decide(plan, model, levels, provisional, found_only_by(pairs, alone_keys)),
-        identical,
-    )
+    probability: npt.NDArray[np.float64] | None
+    if matched is not None:
+        # Decided on the client over every pair (a link read as a matching).
+        probability, match = matched
+    else:
+        levels = plan.levels(field_scores(plan, columns))
+        provisional = (
+            None
+            if model is not None and plan.given_model is not None
+            else provisional_matches(plan, columns["score"], cut)
+        )
+        probability, match = force_identical(
+            *decide(plan, model, levels, provisional, found_only_by(pairs, alone_keys)),
+            identical,
+        )
     if probability is not None:
         columns["match_probability"] = probability
     columns["match"] = match
@@ -383,6 +307,12 @@ def _document_counts(
     }
 
 
+def _code_frequencies(
+    part: pd.DataFrame, specs: list[Field], owner: str
+) -> CodeFrequencies:
+    return CodeFrequencies.of([RecordCodes.of_table(part, specs, owner)])
+
+
 def _over_parts(tables: list[Table], function: Any, *arguments: Any) -> tuple[Any, ...]:
     """``function(part, *arguments)`` of every partition of the tables, computed."""
     return compute(
@@ -395,24 +325,31 @@ def _over_parts(tables: list[Table], function: Any, *arguments: Any) -> tuple[An
 
 
 def _count_documents(plan: ScorePlan, tables: list[Table], owner: str) -> ScorePlan:
-    """Return the plan with its ``"tfidf"`` fields' frequencies over all partitions.
+    """Return the plan with its tables' statistics, counted over all partitions.
+
+    The ``"tfidf"`` fields' document frequencies, and the identifier codes'
+    frequencies (see :func:`lsh_frame.compare.plan.count_documents`).
 
     Counts of partitions add up to those of the whole tables, so every pair
     partition scores with the statistics pandas uses on the whole frames.
     """
     specs = plan.tfidf_fields
-    if not specs:
+    if specs:
+        counted = _over_parts(tables, _document_counts, specs, owner)
+        plan = replace(
+            plan,
+            frequencies={
+                spec.label: DocumentFrequencies.merge(
+                    [part[spec.label] for part in counted]
+                )
+                for spec in specs
+            },
+        )
+    if plan.codes is None:
         return plan
-    counted = _over_parts(tables, _document_counts, specs, owner)
-    return replace(
-        plan,
-        frequencies={
-            spec.label: DocumentFrequencies.merge(
-                [part[spec.label] for part in counted]
-            )
-            for spec in specs
-        },
-    )
+    specs = plan.codes.specs(plan)
+    counted_codes = _over_parts(tables, _code_frequencies, specs, owner)
+    return with_code_frequencies(plan, list(counted_codes))
 
 
 def _part_statistics(
@@ -579,6 +516,7 @@ def score_parts(
         )
     )
     chosen: float | None = None
+    matching_fit: dict[str, Any] | None = None
     shape = None
     assigned: list[Any] = [None] * len(scored)
     if plan.link and one_to_one is not False:
@@ -586,7 +524,7 @@ def score_parts(
         # from, need every candidate's score: three numbers a pair.
         parts = compute(
             *[
-                delayed(_link_candidates)(positioned, s, alone_keys)
+                delayed(_link_candidates)(positioned, s, alone_keys, task_plan)
                 for positioned, s in zip(pair_parts, scored, strict=True)
             ]
         )
@@ -597,12 +535,66 @@ def score_parts(
         shape = link_shape(plan, one_to_one, left_at, right_at, every_score)
         bounds = np.cumsum([0] + [len(part) for part in parts]).tolist()
         every_alone = every["alone"].to_numpy(dtype=bool)
+        every_levels = {
+            label: every[f"level:{label}"].to_numpy(dtype=np.intp)
+            for label in plan.labels
+        }
+        if model is None and plan.min_score == "auto":
+            # As pandas reads a link: a matching, when it applies.
+            model, matching_fit = learned_matching(
+                plan,
+                {
+                    label: every[f"learn:{label}"].to_numpy(dtype=np.intp)
+                    for label in plan.labels
+                },
+                (left_at, right_at),
+                every_score,
+                every["held_out"].to_numpy(dtype=bool),
+                one_to_one,
+            )
+            if model is not None:
+                fit, chosen = matching_fit, None
+                if plan.codes is not None:
+                    model = replace(model, codes=plan.codes.label)
         if model is None and learns_from_assignment(plan, shape):
             chosen_pairs = assignment_split(left_at, right_at, every_score)
             assigned = [
                 chosen_pairs[start:stop] for start, stop in itertools.pairwise(bounds)
             ]
-    if model is None:
+    matched_parts: list[Any] = [None] * len(scored)
+    if model is not None and model.matching is not None:
+        # The matching's probabilities and its matches are read on the client,
+        # over every pair; each partition takes its own.
+        held_out = every["held_out"].to_numpy(dtype=bool)
+        decided_every = decide(
+            plan, model, every_levels, None, None, (left_at, right_at)
+        )
+        assert decided_every[0] is not None
+        every_probability, every_match = decided_every[0], decided_every[1]
+        identical_every = np.concatenate(
+            compute(*[delayed(_identical)(s) for s in scored])
+        )
+        aside = held_out & ~identical_every
+        if plan.given_model is None:
+            model, fit = with_match_cut(
+                model,
+                fit,
+                [certain_counts(every_probability[~aside], identical_every[~aside])],
+            )
+            every_match = model_matches(model, every_levels, every_probability)
+        forced = force_identical(every_probability, every_match, identical_every)
+        assert forced[0] is not None
+        every_probability, every_match = forced[0], forced[1]
+        exclusive = model.matching.exclusive if model.matching is not None else ()
+        every_match_before = every_match
+        every_match = exclusive_matches(
+            left_at, right_at, every_probability, every_match, exclusive
+        )
+        matched_parts = [
+            (every_probability[start:stop], every_match[start:stop])
+            for start, stop in itertools.pairwise(bounds)
+        ]
+    elif model is None:
         if plan.min_score == "auto":
             spread = ScoreSpread.merge(
                 list(compute(*[delayed(_spread)(s) for s in scored]))
@@ -690,6 +682,10 @@ def score_parts(
                 # No pair matches but identical copies (see compare._score).
                 fit = no_entities(model)
                 model, chosen, cut = None, None, np.inf
+            if model is not None and plan.codes is not None:
+                model = replace(model, codes=plan.codes.label)
+            if model is not None:
+                fit = not_matched(fit, matching_fit)
             if model is not None:
                 model, fit = with_match_cut(
                     model,
@@ -707,6 +703,19 @@ def score_parts(
                 )
     attrs = scored_attrs(plan, chosen, model, fit, shape)
     warn_fallback(attrs)
+    if matched_parts[0] is not None:
+        assert model is not None and model.matching is not None
+        attrs["transitive"] = {
+            **decide_transitive(transitive, link=True, graph=None),
+            "added": 0,
+        }
+        attrs["one_to_one"] = matching_choice(
+            one_to_one, model, shape, int(every_match_before.sum() - every_match.sum())
+        )
+        return [
+            delayed(_decided)(s, task_plan, model, cut, attrs, alone_keys, part)
+            for s, part in zip(scored, matched_parts, strict=True)
+        ], attrs
     if not plan.link:
         attrs["one_to_one"] = no_choice(one_to_one, plan.link)
         decided_here = model is not None or plan.min_score == "auto"

@@ -24,6 +24,7 @@ from lsh_frame.decide.cut import (
     merge_probability_counts,
     probability_counts,
 )
+from lsh_frame.decide.matching import matching_marginals, pair_weights
 from lsh_frame.decide.model import MatchModel
 from lsh_frame.decide.model_dict import placeholders_dict
 from lsh_frame.decide.one_to_one import learns_from_assignment
@@ -69,11 +70,21 @@ def decide(
     levels: dict[str, npt.NDArray[np.intp]],
     provisional: npt.NDArray[np.bool_] | None,
     alone: npt.NDArray[np.bool_] | None = None,
+    positions: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = None,
 ) -> tuple[npt.NDArray[np.float64] | None, npt.NDArray[np.bool_]]:
-    """``match_probability`` (None without one) and ``match`` of some pairs."""
+    """``match_probability`` (None without one) and ``match`` of some pairs.
+
+    A model that reads a link as a matching (``model.matching``) needs the
+    pairs' records, ``positions``: a pair's probability is its marginal in
+    the matching of all the pairs given (without them, pairs are read one by
+    one, with the model's prior).
+    """
     if model is not None:
         # Only the model's fields: one it left out (no values) is neutral.
         counted = {label: levels[label] for label in model.m}
+        if model.matching is not None and positions is not None:
+            probability = matched_probability(model, counted, *positions)
+            return probability, model_matches(model, counted, probability)
         probability = model.probability_of_levels(counted)
         if model.alone_prior is not None and alone is not None and alone.any():
             other = dataclasses.replace(model, prior=model.alone_prior)
@@ -86,6 +97,21 @@ def decide(
     if plan.min_score == "auto":
         return np.full(size, np.nan), provisional
     return None, provisional
+
+
+def matched_probability(
+    model: MatchModel,
+    levels: dict[str, npt.NDArray[np.intp]],
+    left: npt.NDArray[np.int64],
+    right: npt.NDArray[np.int64],
+) -> npt.NDArray[np.float64]:
+    """Each pair's marginal probability in the matching of the pairs given."""
+    assert model.matching is not None
+    log_bayes = np.zeros(left.size)
+    for weights in model.level_weights(levels).values():
+        log_bayes += weights
+    weight = pair_weights(left, right, log_bayes, model.matching)
+    return matching_marginals(left, right, weight, model.matching.exclusive)
 
 
 def model_matches(
@@ -228,6 +254,7 @@ def scored_attrs(
         "provisional": (
             "one-to-one assignment"
             if learns_from_assignment(plan, shape)
+            or (model is not None and model.matching is not None)
             else "score >= min_score"
         )
         if plan.min_score == "auto" and given is None
@@ -283,7 +310,9 @@ def scored_attrs(
         if model is None
         else {
             **model.to_dict(),
-            "compare": {label: plan.comparisons[label] for label in model.m},
+            "compare": {
+                label: plan.comparisons.get(label, "codes") for label in model.m
+            },
             **({"swaps": [list(pair) for pair in plan.swaps]} if plan.swaps else {}),
             **({"shifts": [list(pair) for pair in plan.shifts]} if plan.shifts else {}),
             **({"nicknames": list(plan.nicknames)} if plan.nicknames else {}),

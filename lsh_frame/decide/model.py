@@ -42,6 +42,7 @@ from lsh_frame.errors import ConfigError
 
 if TYPE_CHECKING:
     from lsh_frame.block.fields import Field
+    from lsh_frame.decide.matching import Matching
     from lsh_frame.decide.tables import LevelTable
 
 __all__ = ["MatchModel"]
@@ -101,6 +102,13 @@ class MatchModel:
     #: that the probabilities of the pairs it learned from expect (see
     #: :func:`expected_f1_cut`); 0.5 for models saved before it.
     match_cut: float = 0.5
+    #: Links read as a matching (see :mod:`lsh_frame.decide.matching`): the
+    #: exclusive tables and the share of their records that match; a pair's
+    #: probability is then its marginal in the matching of its candidates.
+    matching: Matching | None = None
+    #: The label of the identifier-codes comparison among the model's fields
+    #: (see :mod:`lsh_frame.compare.codes`), when it read them.
+    codes: str | None = None
 
     def cuts_of(self, label: str) -> tuple[float, ...]:
         """Level cuts of one field."""
@@ -137,7 +145,8 @@ class MatchModel:
     def check_fields(self, specs: list[Field], owner: str) -> None:
         """Raise unless the fields counted (weight > 0) are the model's."""
         counted = {spec.label for spec in specs if spec.weight > 0}
-        learned_on = set(self.m) | set(self.no_values)
+        # The identifier codes are a field of the model no field of a call names.
+        learned_on = (set(self.m) | set(self.no_values)) - {self.codes}
         if counted != learned_on:
             raise ConfigError(
                 f"The model given to {owner} as min_score was learned on the fields "

@@ -17,6 +17,7 @@ import numpy as np
 from lsh_frame.compare.levels import _CLASSIC_CUTS, level_names
 from lsh_frame.config import NEIGHBOURS_KEY, Comparison
 from lsh_frame.decide.em import _field_pairs_from, _together_from
+from lsh_frame.decide.matching import Matching
 from lsh_frame.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -87,8 +88,10 @@ def from_dict(
         )
     compare = learned.get("compare", {})
     allowed = set(get_args(Comparison)) - {"auto"}
+    codes_label = learned.get("codes")
     if not isinstance(compare, dict) or not all(
-        label in m and value in allowed for label, value in compare.items()
+        label in m and (value in allowed or (value == "codes" and label == codes_label))
+        for label, value in compare.items()
     ):
         raise ConfigError(
             f"{owner} got a learned model whose 'compare' is not a mapping of its "
@@ -145,6 +148,15 @@ def from_dict(
             f"fields ({', '.join(sorted(m))}). Got {nicknames!r}."
         )
     placeholders = read_placeholders(learned.get("placeholders", {}), m, owner)
+    matching = _matching_from(learned.get("matching"), owner)
+    codes = learned.get("codes")
+    if codes is not None and not (
+        isinstance(codes, str) and (codes in m or codes in no_values)
+    ):
+        raise ConfigError(
+            f"{owner} got a learned model whose 'codes' is not one of its fields "
+            f"({', '.join(sorted(m))}). Got {codes!r}."
+        )
     return cls(
         prior=prior,
         m=m,
@@ -159,6 +171,8 @@ def from_dict(
         nicknames=tuple(nicknames),
         placeholders=placeholders,
         match_cut=float(match_cut),
+        matching=matching,
+        codes=codes,
         cuts=tuple(float(cut) for cut in cuts),
         field_cuts={
             label: tuple(float(cut) for cut in given)
@@ -199,7 +213,36 @@ def to_dict(self: MatchModel) -> dict[str, Any]:
             else {}
         ),
         "match_cut": self.match_cut,
+        **({} if self.matching is None else {"matching": self.matching.to_dict()}),
+        **({} if self.codes is None else {"codes": self.codes}),
     }
+
+
+def _matching_from(spec: Any, owner: str) -> Matching | None:
+    """Read a saved model's matching reading (absent: pairs decided one by one)."""
+    if spec is None:
+        return None
+    sides = spec.get("exclusive") if isinstance(spec, dict) else None
+    rho = spec.get("rho") if isinstance(spec, dict) else None
+    if (
+        not isinstance(sides, list)
+        or not sides
+        or not set(sides) <= {"left", "right"}
+        or not isinstance(rho, dict)
+        or set(rho) != set(sides)
+        or not all(
+            isinstance(value, numbers.Real)
+            and not isinstance(value, bool)
+            and 0 < float(value) < 1
+            for value in rho.values()
+        )
+    ):
+        raise ConfigError(
+            f"{owner} got a learned model whose 'matching' is not "
+            "{'exclusive': ['left' and/or 'right'], 'rho': {side: share in (0, 1)}}. "
+            f"Got {spec!r}."
+        )
+    return Matching.from_dict(spec)
 
 
 def placeholders_dict(placeholders: dict[str, tuple[int, ...]]) -> dict[str, list[str]]:

@@ -7,6 +7,7 @@ model, the readings the data turns on, and ``attrs`` that say what decided.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -34,6 +35,12 @@ from lsh_frame.compare.table_checks import check_tables
 from lsh_frame.decide.closing import check_transitive, closable, close
 from lsh_frame.decide.cut import ScoreSpread
 from lsh_frame.decide.learn import learn_model
+from lsh_frame.decide.links import (
+    exclusive_matches,
+    learned_matching,
+    matching_choice,
+    not_matched,
+)
 from lsh_frame.decide.matches import (
     certain_counts,
     check_min_score,
@@ -278,13 +285,32 @@ def _score(
     learn_levels = plan.levels(field_scores(plan, learn))
     chosen: float | None = None
     model, fit = plan.given_model, None
+
+    def within(side: str, first: Any, second: Any) -> Any:
+        return within_table_matches(
+            plan, model, chosen, whole[side], first, second, owner
+        )
+
     provisional = None
+    matching_fit: dict[str, Any] | None = None
     if model is None:
         spread = ScoreSpread.of(learn_combined[~held_out])
         cut = spread.cut() if plan.min_score == "auto" else None
         provisional = provisional_matches(plan, learn_combined, cut)
         chosen = cut if cut is not None else float(plan.min_score)  # type: ignore[arg-type]
-        if plan.min_score == "auto":
+        if plan.min_score == "auto" and plan.link and one_to_one is not False:
+            model, matching_fit = learned_matching(
+                plan,
+                learn_levels,
+                positions,
+                learn_combined,
+                held_out,
+                one_to_one,
+            )
+            fit = matching_fit
+            if model is not None:
+                chosen = None  # the matching decided, not a cut on the scores
+        if model is None and plan.min_score == "auto":
             assigned = learns_from_assignment(plan, shape)
             learn_from = (
                 assignment_split(*positions, learn_combined)
@@ -329,11 +355,15 @@ def _score(
                 fit = no_entities(model)
                 model, chosen = None, None
                 provisional = np.zeros(learn_combined.size, dtype=bool)
+    if model is not None and plan.codes is not None and plan.given_model is None:
+        model = dataclasses.replace(model, codes=plan.codes.label)
+    if model is not None and model.matching is None:
+        fit = not_matched(fit, matching_fit)
     combined = columns["score"]
     if model is None and chosen is not None:
         provisional = provisional_matches(plan, combined, chosen)
     levels = plan.levels(field_scores(plan, columns))
-    probability, match = decide(plan, model, levels, provisional, alone)
+    probability, match = decide(plan, model, levels, provisional, alone, positions)
     if model is not None and plan.given_model is None:
         assert probability is not None
         model, fit = with_match_cut(
@@ -342,14 +372,18 @@ def _score(
         match = model_matches(model, levels, probability)
     probability, match = force_identical(probability, match, identical)
 
-    def within(side: str, first: Any, second: Any) -> Any:
-        return within_table_matches(
-            plan, model, chosen, whole[side], first, second, owner
+    if model is not None and model.matching is not None and probability is not None:
+        kept = exclusive_matches(
+            *positions, probability, match, model.matching.exclusive
         )
-
-    match, chosen_one_to_one = one_to_one_matches(
-        one_to_one, plan, *positions, probability, combined, match, within, shape
-    )
+        chosen_one_to_one = matching_choice(
+            one_to_one, model, shape, int(match.sum() - kept.sum())
+        )
+        match = kept
+    else:
+        match, chosen_one_to_one = one_to_one_matches(
+            one_to_one, plan, *positions, probability, combined, match, within, shape
+        )
     match, closed = close(
         transitive,
         link=plan.link,

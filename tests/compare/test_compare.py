@@ -1012,3 +1012,19 @@ def test_word_scorers_keep_punctuation_at_the_ends():
         scored["value_score"].iloc[0] == fuzz.token_sort_ratio("(1994).", "1994,") / 100
     )
     assert scored["value_score"].iloc[0] < 1.0
+
+
+@pytest.mark.parametrize("comparison", ["ratio", "token_sort_ratio", "jaro_winkler"])
+def test_an_aside_in_brackets_on_one_side_is_missing_not_different(comparison):
+    left = ["Shanghai (China)", "Hard Target (1993)", "Godfather (1972)", "x (y)"]
+    right = ["Shanghai", "hard target", "Godfather (1990)", "(y)"]
+    frame = pd.DataFrame({"value": left + right})
+    pairs = pd.DataFrame({"left": range(4), "right": range(4, 8)})
+    scored = lf.score(
+        frame, pairs, [lf.Field("value", compare=comparison)], min_score=0.5
+    )["value_score"].to_numpy()
+    # An aside only one value has is left out of the comparison ...
+    assert scored[0] == 1.0 and scored[1] == 1.0
+    # ... but two values that both have one are compared whole, and a value
+    # that is nothing but an aside keeps it.
+    assert scored[2] < 1.0 and scored[3] < 1.0

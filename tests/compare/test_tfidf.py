@@ -321,10 +321,12 @@ def test_a_saved_model_scores_a_later_batch_with_tfidf_deterministically() -> No
     scored = lf.pairs(left, [lf.Field("title", compare="tfidf")], other=right)
     assert scored.attrs["lsh_frame"]["compare"] == {"title": "tfidf"}
     learned = scored.attrs["lsh_frame"]["model"]
-    assert learned is not None and learned["compare"] == {"title": "tfidf"}
+    # The titles hold model numbers: the identifier codes are read too.
+    both = {"title": "tfidf", "codes": "codes"}
+    assert learned is not None and learned["compare"] == both
     saved = json.loads(json.dumps(learned))
     model = MatchModel.from_dict(saved)
-    assert model.compare == {"title": "tfidf"}
+    assert model.compare == both and model.codes == "codes"
     assert model.to_dict() == MatchModel.from_dict(model.to_dict()).to_dict()
 
     # A later batch whose titles are short: "auto" alone would not choose tfidf.
@@ -392,7 +394,11 @@ def test_dask_dedupe_equals_pandas(partitions: int) -> None:
     with dask.config.set(scheduler="synchronous"):
         got = ddf.lsh.pairs(fields).compute()
     want = df.lsh.pairs(fields)
-    assert want.attrs["lsh_frame"]["model"]["compare"] == {"title": "tfidf"}
+    # The titles hold model numbers: the identifier codes are read too.
+    assert want.attrs["lsh_frame"]["model"]["compare"] == {
+        "title": "tfidf",
+        "codes": "codes",
+    }
     assert want["title_score"].between(0, 0.999).any()
     same(got, want)
 

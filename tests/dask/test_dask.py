@@ -21,7 +21,7 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import chained_people
+from conftest import catalogues, chained_people
 
 import lsh_frame as lf
 import lsh_frame.dask as lfd
@@ -804,7 +804,7 @@ def test_a_shuffle_that_loses_rows_stops_the_job() -> None:
     _tables.check_moved(10, 10, "pairs", "tasks")
     with pytest.raises(LshFrameError, match="8426"):
         _tables.check_moved(10, 9, "pairs", "p2p")
-    from lsh_frame.dask._score import _aligned
+    from lsh_frame.dask._fetch import _aligned
 
     answers = pd.DataFrame({"name": ["a", "c"], "__lsh_number": [0, 2]})
     with pytest.raises(LshFrameError, match="delivered"):
@@ -929,3 +929,18 @@ def test_a_set_of_columns_is_refused(people: pd.DataFrame) -> None:
         ddf.lsh.minhash({"given_name", "surname"})
     with pytest.raises(ConfigTypeError, match="a set"):
         ddf.lsh.candidates({"given_name", "surname"})
+
+
+@pytest.mark.usefixtures("sync")
+@pytest.mark.parametrize(("left_parts", "right_parts"), [(1, 1), (3, 2)])
+def test_a_link_read_as_a_matching_with_codes_equals_pandas(
+    left_parts: int, right_parts: int
+) -> None:
+    left_frame, right_frame, _ = catalogues(250, seed=6)
+    dleft, left = as_dask(left_frame, left_parts)
+    dright, right = as_dask(right_frame, right_parts)
+    columns = ["title", "price"]
+    want = left.lsh.link(right, columns)
+    assert want.attrs["lsh_frame"]["model"]["fit"]["reading"] == "matching"
+    assert want.attrs["lsh_frame"]["model"]["codes"] == "codes"
+    same(dleft.lsh.link(dright, columns).compute(), want)
