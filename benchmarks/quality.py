@@ -365,7 +365,7 @@ def run_quality(arguments: argparse.Namespace) -> str:
                 f"{on_pairs.candidate_pairs:,}",
                 fmt(on_pairs.pairs_completeness),
                 # A link read as a matching is decided by no cut on the score.
-            "matching" if attrs["min_score"] is None else f"{attrs['min_score']:g}",
+                "matching" if attrs["min_score"] is None else f"{attrs['min_score']:g}",
                 fmt(on_pairs.precision),
                 fmt(on_pairs.recall),
                 fmt(on_pairs.f1),
