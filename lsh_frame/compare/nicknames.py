@@ -424,9 +424,9 @@ def _read_nicknames(
         )[pairs.inverse]
         hit[rows] = familiar
         begun = np.zeros(rows.size, dtype=bool)
-        begun[pairs.differ] = initial_of(
-            encoded.dictionary, pairs.low, pairs.high
-        )[pairs.inverse]
+        begun[pairs.differ] = initial_of(encoded.dictionary, pairs.low, pairs.high)[
+            pairs.inverse
+        ]
         with np.errstate(invalid="ignore"):
             initial[rows] = begun & ~familiar & (score[rows] < lowest)
         straight.setdefault(column, score)
