@@ -7,6 +7,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from lsh_frame._kernels import native
+
 #: Every code point for which Python's ``str.isspace()`` is true, so that word
 #: boundaries here agree with ``str.split()``.
 WHITESPACE = np.array(
@@ -124,6 +126,10 @@ def collapse_whitespace(
 
     Equivalent to ``" ".join(s.split())`` on every record.
     """
+    if native.compiled is not None:
+        done = native.collapse_whitespace(codepoints, offsets)
+        if done is not None:
+            return done
     spaces = whitespace_positions(codepoints)
     if spaces.size == 0 or _already_collapsed(codepoints, offsets, spaces):
         return codepoints, offsets
