@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import threading
 import warnings
 from collections.abc import Iterator
 from types import ModuleType
@@ -220,3 +221,103 @@ def collapse_whitespace(
     out_offsets = np.empty(offsets.size, dtype=np.int64)
     _extension_module().collapse_whitespace(units, offsets, out, out_offsets)
     return out[: int(out_offsets[-1])], out_offsets
+
+
+class _Scratch(threading.local):
+    """One zeroed uint64 array per thread, which a look-up leaves zeroed."""
+
+    values: npt.NDArray[np.uint64] = np.zeros(0, dtype=np.uint64)
+
+
+_scratch = _Scratch()
+
+
+def top_neighbours(
+    query_records: npt.NDArray[np.int64],
+    query_tokens: npt.NDArray[np.int64],
+    posting_records: npt.NDArray[np.int64],
+    posting_starts: npt.NDArray[np.int64],
+    posting_counts: npt.NDArray[np.int64],
+    weights: npt.NDArray[np.uint64],
+    query_norms: npt.NDArray[np.float64],
+    index_norms: npt.NDArray[np.float64],
+    *,
+    first: int,
+    stop: int,
+    n_index: int,
+    same_table: bool,
+    budget: tuple[float, float, int, int, int],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """Twin of :func:`lsh_frame._kernels.neighbours.top_neighbours`."""
+    lo, hi = np.searchsorted(query_records, [first, stop])
+    records = _contiguous(query_records[lo:hi], np.int64)
+    tokens = _contiguous(query_tokens[lo:hi], np.int64)
+    counts = _contiguous(posting_counts, np.int64)
+    relative, floor, factor, least, most = budget
+    # A kept neighbour was met through at least one posting (tokens out of
+    # range are refused by the kernel).
+    work = int(counts.take(tokens, mode="clip").sum()) if tokens.size else 0
+    room = min((stop - first) * max(min(most, n_index), 0), work)
+    query = np.empty(room, dtype=np.int64)
+    neighbour = np.empty(room, dtype=np.int64)
+    cosine = np.empty(room, dtype=np.float64)
+    if _scratch.values.size < n_index:
+        _scratch.values = np.zeros(n_index, dtype=np.uint64)
+    written = _extension_module().top_neighbours(
+        records,
+        tokens,
+        _contiguous(posting_records, np.int64),
+        _contiguous(posting_starts, np.int64),
+        counts,
+        _contiguous(weights, np.uint64),
+        _contiguous(query_norms, np.float64),
+        _contiguous(index_norms, np.float64),
+        first,
+        stop,
+        n_index,
+        same_table,
+        float(relative),
+        float(floor),
+        int(factor),
+        int(least),
+        int(most),
+        _scratch.values,
+        query,
+        neighbour,
+        cosine,
+    )
+    return query[:written], neighbour[:written], cosine[:written]
+
+
+def value_tokens(
+    points: npt.NDArray[Any],
+    offsets: npt.NDArray[np.int64],
+    salts: npt.NDArray[np.uint64],
+    n: int,
+    *,
+    record_bits: int,
+    first_record: int,
+    long_words: int | None,
+    word_tag: np.uint64,
+    char_tag: np.uint64,
+) -> npt.NDArray[np.uint64] | None:
+    """Twin of :func:`lsh_frame._kernels.neighbours.value_tokens` (None: not here)."""
+    units = _units(points)
+    if units is None or not _whole(units, offsets):
+        return None
+    offsets = _contiguous(offsets, np.int64)
+    lengths = np.diff(offsets)
+    out = np.empty(int((lengths // 2 + 1 + lengths + 1).sum()), dtype=np.uint64)
+    written = _extension_module().value_tokens(
+        units,
+        offsets,
+        _contiguous(salts, np.uint64),
+        n,
+        record_bits,
+        first_record,
+        -1 if long_words is None else long_words,
+        int(word_tag),
+        int(char_tag),
+        out,
+    )
+    return out[:written]

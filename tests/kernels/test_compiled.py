@@ -317,3 +317,156 @@ def test_show_versions_says_which_kernels_run(capsys):
     kernels = native.kernels_in_use()["kernels"]
     assert any(line.split()[:2] == ["kernels", kernels] for line in out.splitlines())
     assert "pyarrow" in out
+
+
+# ---------------------------------------------------------------------------
+# The neighbours key
+
+
+def postings_of(pairs, vocabulary_size):
+    """Postings (records grouped by token) of (record, token) pairs."""
+    from lsh_frame._kernels import neighbours
+
+    pairs = sorted(set(pairs), key=lambda pair: (pair[1], pair[0]))
+    records = np.array([record for record, _ in pairs], dtype=np.int64)
+    tokens = np.array([token for _, token in pairs], dtype=np.int64)
+    return neighbours.Postings.build(records, tokens, vocabulary_size)
+
+
+@given(
+    index_pairs=st.lists(
+        st.tuples(st.integers(0, 29), st.integers(0, 14)), max_size=150
+    ),
+    query_pairs=st.lists(
+        st.tuples(st.integers(0, 24), st.integers(0, 14)), max_size=80
+    ),
+    weights=st.lists(st.integers(0, 2**22 - 1), min_size=15, max_size=15),
+    same_table=st.booleans(),
+    budget=st.sampled_from(
+        [(0.5, 0.2, 2, 2, 100), (0.7, 0.0, 1, 0, 100), (0.0, 0.0, 1, 1, 3)]
+    ),
+    chunk=st.sampled_from([(0, 25), (3, 9), (24, 25)]),
+)
+def test_top_neighbours(index_pairs, query_pairs, weights, same_table, budget, chunk):
+    from lsh_frame._kernels import neighbours
+
+    postings = postings_of(index_pairs, 15)
+    query = sorted(set(query_pairs))
+    query_records = np.array([record for record, _ in query], dtype=np.int64)
+    query_tokens = np.array([token for _, token in query], dtype=np.int64)
+    weights = np.array(weights, dtype=np.uint64)
+    rng = np.random.default_rng(len(index_pairs))
+    first, stop = chunk
+    assert_twins(
+        neighbours.top_neighbours,
+        query_records,
+        query_tokens,
+        postings,
+        weights,
+        rng.uniform(0.5, 3e3, 25),
+        rng.uniform(0.5, 3e3, 30),
+        first=first,
+        stop=stop,
+        n_index=30,
+        same_table=same_table,
+        budget=budget,
+    )
+
+
+def test_top_neighbours_of_many_records_with_long_postings():
+    # Queries that meet thousands of records (the quickselect and its sort),
+    # ties of equal cosines broken by the neighbour's number.
+    from lsh_frame._kernels import neighbours
+
+    rng = np.random.default_rng(4)
+    records = rng.integers(0, 5_000, 60_000)
+    tokens = rng.integers(0, 300, 60_000)
+    pairs = sorted(set(zip(records.tolist(), tokens.tolist(), strict=True)))
+    postings = postings_of(pairs, 300)
+    query_records, query_tokens = neighbours.by_record(
+        np.array([record for record, _ in pairs]),
+        np.array([token for _, token in pairs]),
+    )
+    weights = rng.integers(1, 4, 300).astype(np.uint64)
+    norms = np.ones(5_000)
+    for budget in [(0.5, 0.2, 2, 2, 100), (0.9, 0.0, 50, 10, 1_000)]:
+        assert_twins(
+            neighbours.top_neighbours,
+            query_records,
+            query_tokens,
+            postings,
+            weights,
+            norms,
+            norms,
+            first=100,
+            stop=1_600,
+            n_index=5_000,
+            same_table=True,
+            budget=budget,
+        )
+
+
+def test_bad_look_ups_are_refused_before_anything_is_read():
+    from lsh_frame._kernels import neighbours
+
+    postings = postings_of([(0, 0), (1, 0)], 1)
+    with native.forced("compiled"), pytest.raises(ValueError, match="out of range"):
+        neighbours.top_neighbours(
+            np.array([0]),
+            np.array([5]),  # no such token
+            postings,
+            np.ones(1, np.uint64),
+            np.ones(2),
+            np.ones(2),
+            first=0,
+            stop=2,
+            n_index=2,
+            same_table=True,
+            budget=(0.5, 0.2, 2, 2, 100),
+        )
+
+
+@pytest.mark.parametrize("ascii_bytes", [True, False])
+@given(
+    strings=st.lists(st.one_of(ascii_text, unicode_text), max_size=12),
+    columns=st.integers(1, 3),
+    record_bits=st.integers(1, 40),
+    first_record=st.integers(0, 1_000),
+    long_words=st.sampled_from([None, 1, 3, 30]),
+)
+def test_value_tokens(
+    ascii_bytes, strings, columns, record_bits, first_record, long_words
+):
+    from lsh_frame._kernels import neighbours
+
+    if ascii_bytes:
+        strings = [value.encode("ascii", "ignore").decode() for value in strings]
+    points, offsets = encode(strings, ascii_bytes=ascii_bytes)
+    values = offsets.size - 1
+    salts = np.arange(values, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    rows = max(1, -(-values // columns))
+    assert_twins(
+        neighbours.value_tokens,
+        points,
+        offsets,
+        salts,
+        rows,
+        record_bits=record_bits,
+        first_record=first_record,
+        long_words=long_words,
+        word_tag=hashing.token_tag("word", 1, 5),
+        char_tag=hashing.token_tag("char", 3, 5),
+    )
+
+
+def test_neighbour_pairs_of_a_table_are_the_same_on_both():
+    import lsh_frame as lf
+    from lsh_frame.block.neighbours import neighbour_pairs
+
+    people = lf.datasets.make_customers(3_000, seed=2)
+    columns = ["given_name", "surname", "street_address", "date_of_birth", "email"]
+    for frames in ([people], [people.iloc[:1_000], people.iloc[1_000:]]):
+        expected, got = twins(neighbour_pairs, frames, columns, owner="test")
+        for name in ["left", "right", "cosine", "kept_per_record"]:
+            assert_identical(getattr(expected, name), getattr(got, name))
+        assert got.left.size > 1_000

@@ -133,6 +133,10 @@ static PyMethodDef methods[] = {
      "sketch_fss32(hashes, offsets, a, b, out): fast similarity sketching."},
     {"collapse_whitespace", lf_collapse_whitespace, METH_VARARGS,
      "collapse_whitespace(units, offsets, out, out_offsets): one space per run."},
+    {"top_neighbours", lf_top_neighbours, METH_VARARGS,
+     "top_neighbours(...): each query's budget of best neighbours (see native.py)."},
+    {"value_tokens", lf_value_tokens, METH_VARARGS,
+     "value_tokens(...): the neighbours key's packed tokens (see native.py)."},
     {NULL, NULL, 0, NULL},
 };
 
