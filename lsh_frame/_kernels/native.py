@@ -321,3 +321,63 @@ def value_tokens(
         out,
     )
     return out[:written]
+
+
+def sorted_sets(
+    hashes: npt.NDArray[np.uint64], offsets: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
+    """Each set's hashes sorted and distinct (CSR), for :func:`intersection_sizes`."""
+    hashes = _contiguous(hashes, np.uint64)
+    offsets = _contiguous(offsets, np.int64)
+    out = np.empty(hashes.size, dtype=np.uint64)
+    out_offsets = np.empty(offsets.size, dtype=np.int64)
+    _extension_module().sorted_sets(hashes, offsets, out, out_offsets)
+    return out[: int(out_offsets[-1])], out_offsets
+
+
+def intersection_sizes(
+    values: npt.NDArray[np.uint64],
+    offsets: npt.NDArray[np.int64],
+    first: npt.NDArray[np.int64],
+    second: npt.NDArray[np.int64],
+) -> npt.NDArray[np.int64]:
+    """``|set[first[p]] ∩ set[second[p]]|`` of sets from :func:`sorted_sets`."""
+    first = _contiguous(first, np.int64)
+    second = _contiguous(second, np.int64)
+    out = np.empty(first.size, dtype=np.int64)
+    _extension_module().intersection_sizes(values, offsets, first, second, out)
+    return out
+
+
+def emit_pairs(
+    members: npt.NDArray[np.int64],
+    starts: npt.NDArray[np.int64],
+    sizes: npt.NDArray[np.int64],
+    left_sizes: npt.NDArray[np.int64] | None,
+    total: int,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Twin of :func:`lsh_frame._kernels.pairs.emit_pairs` (``total`` pairs)."""
+    left = np.empty(total, dtype=np.int64)
+    right = np.empty(total, dtype=np.int64)
+    link = left_sizes is not None
+    _extension_module().emit_pairs(
+        _contiguous(members, np.int64),
+        _contiguous(starts, np.int64),
+        _contiguous(sizes, np.int64),
+        _contiguous(np.empty(0) if left_sizes is None else left_sizes, np.int64),
+        link,
+        left,
+        right,
+    )
+    return left, right
+
+
+def components(
+    nodes: int, first: npt.NDArray[np.int64], second: npt.NDArray[np.int64]
+) -> npt.NDArray[np.int64]:
+    """Twin of :func:`lsh_frame._kernels.components.components`."""
+    parent = np.empty(nodes, dtype=np.int64)
+    _extension_module().components(
+        _contiguous(first, np.int64), _contiguous(second, np.int64), parent
+    )
+    return parent

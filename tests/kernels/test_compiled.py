@@ -470,3 +470,86 @@ def test_neighbour_pairs_of_a_table_are_the_same_on_both():
         for name in ["left", "right", "cosine", "kept_per_record"]:
             assert_identical(getattr(expected, name), getattr(got, name))
         assert got.left.size > 1_000
+
+
+# ---------------------------------------------------------------------------
+# Sets, pairs from buckets, components
+
+
+@given(
+    sets=token_sets,
+    pairs=st.lists(st.tuples(st.integers(0, 19), st.integers(0, 19)), max_size=60),
+)
+def test_intersection_sizes_and_set_sizes(sets, pairs):
+    from lsh_frame._kernels.sets import SetTable
+
+    hashes, offsets = csr(sets)
+    pairs = [(a, b) for a, b in pairs if a < len(sets) and b < len(sets)]
+    first = np.array([a for a, _ in pairs], dtype=np.int64)
+    second = np.array([b for _, b in pairs], dtype=np.int64)
+
+    def intersect():
+        table = SetTable.build(hashes, offsets)
+        return table.intersection_sizes(first, second), table.sizes
+
+    got = assert_twins(intersect)
+    # The sizes count distinct tokens, and an intersection is never larger.
+    assert got[1].tolist() == [len(set(one)) for one in sets]
+    assert all(got[0] <= np.minimum(got[1][first], got[1][second]))
+
+
+def test_intersections_of_long_sets_and_padding_values():
+    from lsh_frame._kernels.sets import SetTable
+
+    rng = np.random.default_rng(9)
+    long = rng.integers(0, 300, 500).astype(np.uint64)
+    pads = np.array([2**64 - 1, 2**64 - 2, 5, 5], dtype=np.uint64)
+    hashes = np.concatenate([long, long[::-1][:200], pads, pads[:2]])
+    offsets = np.array([0, 500, 700, 704, 706], dtype=np.int64)
+    first = np.array([0, 0, 1, 2, 3, 2], dtype=np.int64)
+    second = np.array([1, 0, 1, 3, 2, 2], dtype=np.int64)
+    got = assert_twins(
+        lambda: SetTable.build(hashes, offsets).intersection_sizes(first, second)
+    )
+    assert got[4] == 2
+
+
+@given(
+    keys=st.lists(st.integers(0, 6), max_size=60),
+    sides=st.lists(st.booleans(), min_size=60, max_size=60),
+    link=st.booleans(),
+)
+def test_pairs_from_buckets(keys, sides, link):
+    from lsh_frame._kernels import pairs
+
+    keys = np.array(keys, dtype=np.uint64) << np.uint64(1)
+    positions = np.arange(keys.size, dtype=np.int64)[::-1].copy()
+    side = np.array(sides[: keys.size], dtype=bool) if link else None
+    buckets = pairs.group(keys, positions, side)
+    assert_twins(pairs.emit_pairs, buckets)
+    for chunk in buckets.chunks(7):  # slices of buckets, as the callers emit
+        assert_twins(pairs.emit_pairs, chunk)
+
+
+@given(
+    nodes=st.integers(1, 40),
+    edges=st.lists(st.tuples(st.integers(0, 39), st.integers(0, 39)), max_size=80),
+)
+def test_components(nodes, edges):
+    from lsh_frame._kernels.components import components
+
+    edges = [(a, b) for a, b in edges if a < nodes and b < nodes]
+    first = np.array([a for a, _ in edges], dtype=np.int64)
+    second = np.array([b for _, b in edges], dtype=np.int64)
+    roots = assert_twins(components, nodes, first, second)
+    assert all(roots <= np.arange(nodes))
+
+
+def test_components_of_a_long_chain_and_edges_naming_no_node():
+    from lsh_frame._kernels.components import components
+
+    order = np.random.default_rng(1).permutation(100_000)
+    roots = assert_twins(components, 100_000, order[:-1], order[1:])
+    assert set(roots.tolist()) == {0}
+    with native.forced("compiled"), pytest.raises(IndexError, match="names no node"):
+        components(3, np.array([0]), np.array([3]))

@@ -137,6 +137,14 @@ static PyMethodDef methods[] = {
      "top_neighbours(...): each query's budget of best neighbours (see native.py)."},
     {"value_tokens", lf_value_tokens, METH_VARARGS,
      "value_tokens(...): the neighbours key's packed tokens (see native.py)."},
+    {"sorted_sets", lf_sorted_sets, METH_VARARGS,
+     "sorted_sets(hashes, offsets, out, out_offsets): each set sorted, distinct."},
+    {"intersection_sizes", lf_intersection_sizes, METH_VARARGS,
+     "intersection_sizes(values, offsets, first, second, out): merged counts."},
+    {"emit_pairs", lf_emit_pairs, METH_VARARGS,
+     "emit_pairs(members, starts, sizes, left_sizes, link, left, right)."},
+    {"components", lf_components, METH_VARARGS,
+     "components(first, second, parent): each node's smallest component node."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -68,5 +68,9 @@ PyObject *lf_sketch_fss32(PyObject *self, PyObject *args);
 PyObject *lf_collapse_whitespace(PyObject *self, PyObject *args);
 PyObject *lf_top_neighbours(PyObject *self, PyObject *args);
 PyObject *lf_value_tokens(PyObject *self, PyObject *args);
+PyObject *lf_sorted_sets(PyObject *self, PyObject *args);
+PyObject *lf_intersection_sizes(PyObject *self, PyObject *args);
+PyObject *lf_emit_pairs(PyObject *self, PyObject *args);
+PyObject *lf_components(PyObject *self, PyObject *args);
 
 #endif
