@@ -210,7 +210,10 @@ def sign(
 
 
 def collapse_whitespace(
-    codepoints: npt.NDArray[Any], offsets: npt.NDArray[np.int64]
+    codepoints: npt.NDArray[Any],
+    offsets: npt.NDArray[np.int64],
+    *,
+    punctuation: bool = False,
 ) -> tuple[npt.NDArray[Any], npt.NDArray[np.int64]] | None:
     """Twin of :func:`lsh_frame._kernels.text.collapse_whitespace` (None: not here)."""
     units = _units(codepoints)
@@ -219,14 +222,21 @@ def collapse_whitespace(
     offsets = _contiguous(offsets, np.int64)
     out = np.empty(units.size, dtype=units.dtype)
     out_offsets = np.empty(offsets.size, dtype=np.int64)
-    _extension_module().collapse_whitespace(units, offsets, out, out_offsets)
+    _extension_module().collapse_whitespace(
+        units, offsets, punctuation, out, out_offsets
+    )
     return out[: int(out_offsets[-1])], out_offsets
 
 
 class _Scratch(threading.local):
-    """One zeroed uint64 array per thread, which a look-up leaves zeroed."""
+    """Each thread's accumulator, for the index whose norms it holds.
+
+    A record's running sum (zero between look-ups, which leave it so) beside
+    its norm.
+    """
 
     values: npt.NDArray[np.uint64] = np.zeros(0, dtype=np.uint64)
+    norms: npt.NDArray[np.float64] | None = None
 
 
 _scratch = _Scratch()
@@ -261,8 +271,11 @@ def top_neighbours(
     query = np.empty(room, dtype=np.int64)
     neighbour = np.empty(room, dtype=np.int64)
     cosine = np.empty(room, dtype=np.float64)
-    if _scratch.values.size < n_index:
-        _scratch.values = np.zeros(n_index, dtype=np.uint64)
+    index_norms = _contiguous(index_norms, np.float64)
+    fill = _scratch.norms is not index_norms or _scratch.values.size < 2 * n_index
+    if fill:
+        _scratch.values = np.empty(2 * n_index, dtype=np.uint64)
+        _scratch.norms = index_norms
     written = _extension_module().top_neighbours(
         records,
         tokens,
@@ -271,7 +284,7 @@ def top_neighbours(
         counts,
         _contiguous(weights, np.uint64),
         _contiguous(query_norms, np.float64),
-        _contiguous(index_norms, np.float64),
+        index_norms,
         first,
         stop,
         n_index,
@@ -282,6 +295,7 @@ def top_neighbours(
         int(least),
         int(most),
         _scratch.values,
+        fill,
         query,
         neighbour,
         cosine,
@@ -381,3 +395,17 @@ def components(
         _contiguous(first, np.int64), _contiguous(second, np.int64), parent
     )
     return parent
+
+
+def token_runs(
+    packed: npt.NDArray[np.uint64], bits: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Distinct sorted tokens turned into records, their ids, each id's count.
+
+    ``packed`` (sorted, C-contiguous) is compacted and masked in place; returns
+    the records (a view of it), the ids and the counts.
+    """
+    ids = np.empty(packed.size, dtype=np.int64)
+    lengths = np.empty(packed.size, dtype=np.int64)
+    kept, count = _extension_module().token_runs(packed, bits, ids, lengths)
+    return packed[:kept].view(np.int64), ids[:kept], lengths[:count]

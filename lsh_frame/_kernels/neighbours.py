@@ -113,6 +113,11 @@ def vocabulary(sides: list[npt.NDArray[np.uint64]], bits: int) -> Vocabulary:
     The sides' arrays are reused: sorted, compacted and turned into the
     records in place (see :data:`SLICE`).
     """
+    if len(sides) == 1 and native.compiled is not None and sides[0].flags.c_contiguous:
+        packed = sides[0]
+        packed.sort()
+        one_side = native.token_runs(packed, bits)
+        return Vocabulary([one_side[0]], [one_side[1]], [one_side[2]])
     hash_shift = np.uint64(bits)
     record_mask = np.uint64((1 << bits) - 1)
     packed_sides = []

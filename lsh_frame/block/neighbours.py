@@ -51,13 +51,12 @@ from lsh_frame.errors import TooManyPairsError
 from lsh_frame.sketch.minhash import in_order
 from lsh_frame.text.labels import hash_labels, hash_values
 from lsh_frame.text.shingle import (
-    ASCII_PUNCTUATION_CHARACTER,
     PUNCTUATION_CHARACTER,
     SMALL_BATCH_VALUES,
     ColumnTexts,
-    character_class,
     codepoints,
     column_text,
+    is_ascii,
     normalize,
 )
 
@@ -152,13 +151,17 @@ def _values_tokens(
     ``long_words`` words give no shingles (None: every value gives them).
     """
     array = normalize(array, _NORMAL, whitespace=False)
-    punctuation = character_class(
-        array, PUNCTUATION_CHARACTER, ASCII_PUNCTUATION_CHARACTER
-    )
-    array = pc.replace_substring_regex(array, punctuation + "+", " ")
-    # ASCII text stays bytes (its code points): the word kernels read them faster.
-    points, offsets = codepoints(array, ascii_bytes=True)
-    points, offsets = text_kernels.collapse_whitespace(points, offsets)
+    if is_ascii(array):
+        # Punctuation splits words: in ASCII bytes, taken as whitespace while
+        # collapsing it (what replacing its runs with spaces gives, cheaper).
+        points, offsets = codepoints(array, ascii_bytes=True)
+        points, offsets = text_kernels.collapse_whitespace(
+            points, offsets, punctuation=True
+        )
+    else:
+        array = pc.replace_substring_regex(array, PUNCTUATION_CHARACTER + "+", " ")
+        points, offsets = codepoints(array, ascii_bytes=True)
+        points, offsets = text_kernels.collapse_whitespace(points, offsets)
     return kernel.value_tokens(
         points,
         offsets,

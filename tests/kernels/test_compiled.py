@@ -553,3 +553,43 @@ def test_components_of_a_long_chain_and_edges_naming_no_node():
     assert set(roots.tolist()) == {0}
     with native.forced("compiled"), pytest.raises(IndexError, match="names no node"):
         components(3, np.array([0]), np.array([3]))
+
+
+punctuated_text = st.text(
+    alphabet=st.sampled_from(list("ab1 .-/:@[`{~\t")), max_size=30
+)
+
+
+@given(st.lists(punctuated_text, max_size=12))
+def test_punctuation_as_whitespace_is_the_regular_expression(strings):
+    import pyarrow.compute as pc
+
+    from lsh_frame.text.shingle import ASCII_PUNCTUATION_CHARACTER
+
+    points, offsets = encode(strings, ascii_bytes=True)
+    got = assert_twins(text.collapse_whitespace, points, offsets, punctuation=True)
+    replaced = pc.replace_substring_regex(
+        pa.array(strings, pa.large_string()), ASCII_PUNCTUATION_CHARACTER + "+", " "
+    ).to_pylist()
+    expected = encode(replaced, ascii_bytes=True)
+    with native.forced("numpy"):
+        expected = text.collapse_whitespace(*expected)
+    assert_identical(expected, got)
+
+
+def test_punctuation_as_whitespace_needs_bytes():
+    points, offsets = encode(["a.b"])
+    with pytest.raises(ValueError, match="bytes only"):
+        text.collapse_whitespace(points, offsets, punctuation=True)
+
+
+def test_the_vocabulary_of_one_table():
+    from lsh_frame._kernels import neighbours
+
+    rng = np.random.default_rng(6)
+    packed = rng.integers(0, 2**20, 50_000, dtype=np.uint64) << np.uint64(12)
+    packed |= rng.integers(0, 4_000, 50_000, dtype=np.uint64)
+    packed = np.concatenate([packed, packed[:5_000]])  # repeats
+    expected, got = twins(lambda: neighbours.vocabulary([packed.copy()], 12))
+    for name in ["records", "tokens", "side_frequency"]:
+        assert_identical(tuple(getattr(expected, name)), tuple(getattr(got, name)))

@@ -132,7 +132,7 @@ static PyMethodDef methods[] = {
     {"sketch_fss32", lf_sketch_fss32, METH_VARARGS,
      "sketch_fss32(hashes, offsets, a, b, out): fast similarity sketching."},
     {"collapse_whitespace", lf_collapse_whitespace, METH_VARARGS,
-     "collapse_whitespace(units, offsets, out, out_offsets): one space per run."},
+     "collapse_whitespace(units, offsets, punctuation, out, out_offsets)."},
     {"top_neighbours", lf_top_neighbours, METH_VARARGS,
      "top_neighbours(...): each query's budget of best neighbours (see native.py)."},
     {"value_tokens", lf_value_tokens, METH_VARARGS,
@@ -145,6 +145,8 @@ static PyMethodDef methods[] = {
      "emit_pairs(members, starts, sizes, left_sizes, link, left, right)."},
     {"components", lf_components, METH_VARARGS,
      "components(first, second, parent): each node's smallest component node."},
+    {"token_runs", lf_token_runs, METH_VARARGS,
+     "token_runs(packed, bits, ids, lengths): distinct tokens, ids and counts."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -72,5 +72,6 @@ PyObject *lf_sorted_sets(PyObject *self, PyObject *args);
 PyObject *lf_intersection_sizes(PyObject *self, PyObject *args);
 PyObject *lf_emit_pairs(PyObject *self, PyObject *args);
 PyObject *lf_components(PyObject *self, PyObject *args);
+PyObject *lf_token_runs(PyObject *self, PyObject *args);
 
 #endif

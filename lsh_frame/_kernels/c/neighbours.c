@@ -111,7 +111,7 @@ typedef struct {
     Py_ssize_t postings;
     const int64_t *posting_starts, *posting_counts;
     const uint64_t *weights;
-    const double *query_norms, *index_norms;
+    const double *query_norms;
     int64_t first, stop, n_index;
     int same_table;
     double relative, floor;
@@ -148,6 +148,8 @@ static Py_ssize_t look_up(const lookup *w)
     }
     Py_ssize_t at = 0;
     int64_t previous = w->first;
+    /* scratch[2 r] is record r's running sum (plus one once met), scratch[2 r + 1]
+     * its norm's bits: the norm is read from the line the sum brought in. */
     uint64_t *scratch = w->scratch;
     while (at < w->lookups) {
         int64_t query = w->query_records[at];
@@ -192,22 +194,22 @@ static Py_ssize_t look_up(const lookup *w)
                 int64_t record = posting[p];
 #if defined(__GNUC__)
                 if (p + PREFETCH < count)
-                    __builtin_prefetch(scratch + posting[p + PREFETCH], 1, 3);
+                    __builtin_prefetch(scratch + 2 * posting[p + PREFETCH], 1, 3);
 #endif
                 if ((uint64_t)record >= (uint64_t)w->n_index) {
                     bad = 1;
                     break;
                 }
-                uint64_t sum = scratch[record];
+                uint64_t sum = scratch[2 * record];
                 uint64_t fresh = sum == 0;
                 touched[met] = record;
                 met += (Py_ssize_t)fresh;
-                scratch[record] = sum + weight + fresh;
+                scratch[2 * record] = sum + weight + fresh;
             }
         }
         if (bad) {
             for (Py_ssize_t i = 0; i < met; i++)
-                w->scratch[touched[i]] = 0;
+                w->scratch[2 * touched[i]] = 0;
             free(touched);
             free(keys);
             return -3;
@@ -220,11 +222,13 @@ static Py_ssize_t look_up(const lookup *w)
         double query_norm = w->query_norms[query];
         for (Py_ssize_t i = 0; i < met; i++) {
             int64_t record = touched[i];
-            uint64_t sum = w->scratch[record] - 1;
-            w->scratch[record] = 0;
+            uint64_t sum = scratch[2 * record] - 1;
+            double norm;
+            scratch[2 * record] = 0;
             if (w->same_table && record == query)
                 continue;
-            double cosine = (double)sum / (query_norm * w->index_norms[record]);
+            memcpy(&norm, scratch + 2 * record + 1, sizeof(norm));
+            double cosine = (double)sum / (query_norm * norm);
             double clipped = cosine < 0.0 ? 0.0 : (cosine > 1.0 ? 1.0 : cosine);
             uint64_t quantised = (uint64_t)rint(clipped * top_value);
             best = quantised > best ? quantised : best;
@@ -271,13 +275,14 @@ PyObject *lf_top_neighbours(PyObject *self, PyObject *args)
     (void)self;
     PyObject *objects[12];
     long long first, stop, n_index, factor, least, most;
-    int same_table;
+    int same_table, fill;
     double relative, floor;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOLLLpddLLLOOOO", &objects[0], &objects[1],
+    if (!PyArg_ParseTuple(args, "OOOOOOOOLLLpddLLLOpOOO", &objects[0], &objects[1],
                           &objects[2], &objects[3], &objects[4], &objects[5],
                           &objects[6], &objects[7], &first, &stop, &n_index,
                           &same_table, &relative, &floor, &factor, &least, &most,
-                          &objects[8], &objects[9], &objects[10], &objects[11]))
+                          &objects[8], &fill, &objects[9], &objects[10],
+                          &objects[11]))
         return NULL;
     static const char *names[12] = {
         "query_records", "query_tokens", "posting_records", "posting_starts",
@@ -294,7 +299,7 @@ PyObject *lf_top_neighbours(PyObject *self, PyObject *args)
         if (lf_take(objects[i], &arrays[i], kinds[i], 8, writable[i], names[i]) < 0)
             goto done;
     if (arrays[0].size != arrays[1].size || arrays[3].size != arrays[4].size ||
-        arrays[5].size != arrays[3].size || arrays[8].size < n_index ||
+        arrays[5].size != arrays[3].size || arrays[8].size < 2 * n_index ||
         arrays[10].size != arrays[9].size || arrays[11].size != arrays[9].size ||
         n_index < 1 || stop <= first || first < 0 || stop > arrays[6].size ||
         n_index > arrays[7].size) {
@@ -320,13 +325,19 @@ PyObject *lf_top_neighbours(PyObject *self, PyObject *args)
         records, tokens, arrays[0].size, arrays[3].size, posting_records,
         arrays[2].size, starts, counts,
         LF_DATA(arrays[5], uint64_t), LF_DATA(arrays[6], double),
-        LF_DATA(arrays[7], double), first, stop, n_index, same_table, relative,
+        first, stop, n_index, same_table, relative,
         floor, factor, least, most, LF_DATA(arrays[8], uint64_t),
         LF_DATA(arrays[9], int64_t), LF_DATA(arrays[10], int64_t),
         LF_DATA(arrays[11], double), arrays[9].size,
     };
     Py_ssize_t written;
+    const double *index_norms = LF_DATA(arrays[7], double);
     Py_BEGIN_ALLOW_THREADS
+    if (fill) /* a new index: its norms beside the (zero) sums */
+        for (int64_t r = 0; r < n_index; r++) {
+            w.scratch[2 * r] = 0;
+            memcpy(w.scratch + 2 * r + 1, index_norms + r, sizeof(double));
+        }
     written = look_up(&w);
     Py_END_ALLOW_THREADS
     if (written == -1) {
