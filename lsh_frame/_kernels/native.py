@@ -409,3 +409,19 @@ def token_runs(
     lengths = np.empty(packed.size, dtype=np.int64)
     kept, count = _extension_module().token_runs(packed, bits, ids, lengths)
     return packed[:kept].view(np.int64), ids[:kept], lengths[:count]
+
+
+def hash_text(
+    offsets: npt.NDArray[np.int64], data: npt.NDArray[np.uint8], key: str
+) -> npt.NDArray[np.uint64]:
+    """``pandas.util.hash_array`` of UTF-8 values (CSR bytes), ``categorize=False``.
+
+    SipHash-2-4 of each value's bytes with the 16-character ``key``, then the
+    splitmix64 finaliser (what pandas computes from Python strings).
+    """
+    offsets = _contiguous(offsets, np.int64)
+    out = np.empty(max(offsets.size - 1, 0), dtype=np.uint64)
+    _extension_module().hash_text(
+        offsets, _contiguous(data, np.uint8), key.encode("utf-8"), out
+    )
+    return out

@@ -593,3 +593,19 @@ def test_the_vocabulary_of_one_table():
     expected, got = twins(lambda: neighbours.vocabulary([packed.copy()], 12))
     for name in ["records", "tokens", "side_frequency"]:
         assert_identical(tuple(getattr(expected, name)), tuple(getattr(got, name)))
+
+
+@given(st.lists(st.one_of(unicode_text, st.none()), max_size=20))
+def test_hashes_of_values_and_labels_are_pandas(strings):
+    import pandas as pd
+
+    from lsh_frame.text.labels import hash_labels, hash_values
+
+    frame = pd.DataFrame(
+        {"text": strings, "number": range(len(strings))},
+        index=[f"{value}!" for value in range(len(strings))],
+    )
+    frame = frame.iloc[1:]  # Arrow arrays that start past their buffers' first value
+    assert_twins(hash_values, frame, ["text", "number"])
+    assert_twins(hash_labels, frame.index)
+    assert_twins(hash_labels, pd.Index(range(len(frame))))

@@ -147,6 +147,8 @@ static PyMethodDef methods[] = {
      "components(first, second, parent): each node's smallest component node."},
     {"token_runs", lf_token_runs, METH_VARARGS,
      "token_runs(packed, bits, ids, lengths): distinct tokens, ids and counts."},
+    {"hash_text", lf_hash_text, METH_VARARGS,
+     "hash_text(offsets, data, key, out): pandas' hash of each UTF-8 value."},
     {NULL, NULL, 0, NULL},
 };
 

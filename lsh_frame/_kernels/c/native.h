@@ -73,5 +73,6 @@ PyObject *lf_intersection_sizes(PyObject *self, PyObject *args);
 PyObject *lf_emit_pairs(PyObject *self, PyObject *args);
 PyObject *lf_components(PyObject *self, PyObject *args);
 PyObject *lf_token_runs(PyObject *self, PyObject *args);
+PyObject *lf_hash_text(PyObject *self, PyObject *args);
 
 #endif
