@@ -70,7 +70,7 @@ def main() -> int:
         result = run_child(arguments.n, arguments.repeat)
         Path(arguments.out).write_text(json.dumps(result), encoding="utf8")
         return 0
-    header = common.report_header("Neighbours key benchmark", ["numpy", "pyarrow"])
+    header = common.report_header("Neighbours key benchmark", [])
     runs = {}
     for kernels in arguments.kernels:
         os.environ["LSH_FRAME_KERNELS"] = kernels
