@@ -6,7 +6,7 @@ hashed shingles and MinHash signatures stored as Arrow columns.
 
 from lsh_frame import accessor as _accessor  # noqa: F401  (registers df.lsh)
 from lsh_frame import datasets, plot
-from lsh_frame._version import __version__
+from lsh_frame._version import __version__, show_versions
 from lsh_frame.block.candidates import candidates
 from lsh_frame.block.fields import Field
 from lsh_frame.block.hamming import hamming_nearest, hamming_pairs
@@ -89,5 +89,6 @@ __all__ = [
     "plot",
     "score",
     "shingles",
+    "show_versions",
     "simhash",
 ]

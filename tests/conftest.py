@@ -20,6 +20,13 @@ settings.register_profile("ci", max_examples=60, deadline=None)
 settings.load_profile("default")
 
 
+def pytest_report_header(config):
+    from lsh_frame._kernels import native
+
+    kernels = native.kernels_in_use()
+    return f"lsh_frame kernels: {kernels['kernels']} ({kernels['reason']})"
+
+
 #: The fields the tests of swapped names and familiar forms score.
 PEOPLE_FIELDS = ["given_name", "surname", "date_of_birth", "email"]
 

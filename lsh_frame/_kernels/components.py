@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from lsh_frame._kernels import native
+
 
 def components(
     nodes: int, first: npt.NDArray[np.int64], second: npt.NDArray[np.int64]
@@ -27,6 +29,8 @@ def components(
     >>> components(5, np.array([3, 1]), np.array([4, 3])).tolist()
     [0, 1, 2, 1, 1]
     """
+    if native.compiled is not None:
+        return native.components(nodes, first, second)
     parent = np.arange(nodes, dtype=np.int64)
     first = np.asarray(first, dtype=np.int64)
     second = np.asarray(second, dtype=np.int64)

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from lsh_frame._kernels import native
 from lsh_frame._kernels.text import whitespace_positions
 
 U64 = np.uint64
@@ -64,6 +65,10 @@ def char_shingles(
     Returns the hashes in record order and the ``n + 1`` CSR offsets. Records
     shorter than ``k`` get no shingles. ``tag`` is one tag, or one per record.
     """
+    if native.compiled is not None:
+        done = native.char_shingles(codepoints, offsets, k, tag)
+        if done is not None:
+            return done
     total = codepoints.size
     lengths = np.diff(offsets)
     counts = np.maximum(lengths - k + 1, 0)
@@ -203,6 +208,10 @@ def word_hashes(
     difference of two prefix sums scaled by ``M**-s`` (``M`` is odd, so it is
     invertible modulo 2**64).
     """
+    if native.compiled is not None:
+        done = native.word_hashes(units, starts, ends)
+        if done is not None:
+            return done
     if starts.size == 0:
         return np.empty(0, dtype=U64)
     lengths = ends - starts

@@ -23,10 +23,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from lsh_frame._kernels import hashing, native
 from lsh_frame._kernels.ranges import positions
 
 __all__ = [
@@ -43,6 +45,8 @@ __all__ = [
     "run_starts",
     "runs",
     "select",
+    "top_neighbours",
+    "value_tokens",
     "vocabulary",
 ]
 
@@ -109,6 +113,11 @@ def vocabulary(sides: list[npt.NDArray[np.uint64]], bits: int) -> Vocabulary:
     The sides' arrays are reused: sorted, compacted and turned into the
     records in place (see :data:`SLICE`).
     """
+    if len(sides) == 1 and native.compiled is not None and sides[0].flags.c_contiguous:
+        packed = sides[0]
+        packed.sort()
+        one_side = native.token_runs(packed, bits)
+        return Vocabulary([one_side[0]], [one_side[1]], [one_side[2]])
     hash_shift = np.uint64(bits)
     record_mask = np.uint64((1 << bits) - 1)
     packed_sides = []
@@ -443,3 +452,146 @@ def select(
     keep_count = np.minimum(factor * close + least, most)
     kept = rank < keep_count[group]
     return kept, rank[kept]
+
+
+def top_neighbours(
+    query_records: npt.NDArray[np.int64],
+    query_tokens: npt.NDArray[np.int64],
+    postings: Postings,
+    weights: npt.NDArray[np.uint64],
+    query_norms: npt.NDArray[np.float64],
+    index_norms: npt.NDArray[np.float64],
+    *,
+    first: int,
+    stop: int,
+    n_index: int,
+    same_table: bool,
+    budget: tuple[float, float, int, int, int],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """Return the neighbours each query record ``first <= q < stop`` keeps.
+
+    :func:`neighbour_lists` with ``budget``, then :func:`select` with it
+    (``relative, floor, factor, least, most``): the kept rows, in their order
+    (by query, then cosine descending, then neighbour).
+    """
+    if native.compiled is not None:
+        return native.top_neighbours(
+            query_records,
+            query_tokens,
+            postings.records,
+            postings.starts,
+            postings.counts,
+            weights,
+            query_norms,
+            index_norms,
+            first=first,
+            stop=stop,
+            n_index=n_index,
+            same_table=same_table,
+            budget=budget,
+        )
+    query, neighbour, cosine = neighbour_lists(
+        query_records,
+        query_tokens,
+        postings,
+        weights,
+        query_norms,
+        index_norms,
+        first=first,
+        stop=stop,
+        n_index=n_index,
+        same_table=same_table,
+        budget=budget,
+    )
+    relative, floor, factor, least, most = budget
+    kept, _ = select(
+        query,
+        cosine,
+        relative=relative,
+        floor=floor,
+        factor=factor,
+        least=least,
+        most=most,
+    )
+    return query[kept], neighbour[kept], cosine[kept]
+
+
+def value_tokens(
+    points: npt.NDArray[Any],
+    offsets: npt.NDArray[np.int64],
+    salts: npt.NDArray[np.uint64],
+    n: int,
+    *,
+    record_bits: int,
+    first_record: int,
+    long_words: int | None,
+    word_tag: np.uint64,
+    char_tag: np.uint64,
+) -> npt.NDArray[np.uint64]:
+    """Words, shingles and whole values of normalised values, packed.
+
+    ``points`` and ``offsets`` hold the values (code points, or the bytes of
+    ASCII text), one column after the other, ``n`` a column; ``salts`` each
+    value's column salt; records are numbered from ``first_record``. A token
+    is ``hash top bits | record`` (the low ``record_bits`` bits). In order:
+    every word (``splitmix64(word hash ^ word_tag)``), the character
+    3-shingles (tagged ``char_tag``) of values under ``long_words`` words
+    (None: of every value), and each value that has a word as a whole: its
+    words' hashes combined in order, with its salt.
+    """
+    if native.compiled is not None:
+        done = native.value_tokens(
+            points,
+            offsets,
+            salts,
+            n,
+            record_bits=record_bits,
+            first_record=first_record,
+            long_words=long_words,
+            word_tag=word_tag,
+            char_tag=char_tag,
+        )
+        if done is not None:
+            return done
+    values = offsets.size - 1
+    shift = np.uint64(record_bits)
+
+    def pack(hashes: npt.NDArray[np.uint64], owners: npt.NDArray[np.int64]) -> Any:
+        hashes >>= shift
+        hashes <<= shift
+        hashes |= (owners % max(n, 1) + first_record).astype(np.uint64)
+        return hashes
+
+    starts, ends, owners = hashing.word_spans(points, offsets)
+    words = hashing.word_hashes(points, starts, ends) ^ word_tag
+    parts = [pack(hashing.splitmix64(words), owners)]
+
+    shingles, shingle_offsets = hashing.char_shingles(points, offsets, 3, char_tag)
+    shingle_owners = np.repeat(
+        np.arange(values, dtype=np.int64), np.diff(shingle_offsets)
+    )
+    if long_words is not None:
+        long = np.bincount(owners, minlength=values) >= long_words
+        if long.any():  # most tables have none: no copy of their shingles
+            kept = ~long[shingle_owners]
+            shingles, shingle_owners = shingles[kept], shingle_owners[kept]
+    parts.append(pack(shingles, shingle_owners))
+    del shingles, shingle_owners
+
+    # The whole value without spaces: the words' hashes combined in order.
+    if words.size:
+        group, head = runs(owners)
+        position = np.arange(words.size, dtype=np.uint64) - head[group].astype(
+            np.uint64
+        )
+        mixed = hashing.splitmix64(words + position * hashing.MULTIPLIER)
+        value = np.zeros(values, dtype=np.uint64)
+        np.add.at(value, owners, mixed)
+        present = np.flatnonzero(np.bincount(owners, minlength=values) > 0)
+        parts.append(
+            pack(
+                hashing.splitmix64(value[present] ^ salts[present]),
+                present.astype(np.int64),
+            )
+        )
+    return np.concatenate(parts)

@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from lsh_frame._kernels import native
+
 
 @dataclass(frozen=True)
 class Buckets:
@@ -149,6 +151,14 @@ def emit_pairs(
     if total == 0:
         empty = np.empty(0, dtype=np.int64)
         return empty, empty
+    if native.compiled is not None:
+        return native.emit_pairs(
+            buckets.members,
+            buckets.starts,
+            buckets.sizes,
+            buckets.left_sizes,
+            total,
+        )
     if buckets.left_sizes is None:
         # Each member pairs with every later member of its bucket.
         sizes = buckets.sizes

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from lsh_frame._kernels import native
+
 #: Couples (pair, token) merged per sort: bounds the temporary arrays.
 _MERGE_TOKENS = 8_000_000
 
@@ -213,12 +215,28 @@ class SetTable:
     row_slot: npt.NDArray[np.int64]
     sizes: npt.NDArray[np.int64]
     padded: bool
+    #: With the compiled kernels: ``hashes`` and ``offsets`` hold each set
+    #: sorted and distinct, and pairs are intersected by merging them.
+    merged: bool = False
 
     @classmethod
     def build(
         cls, hashes: npt.NDArray[np.uint64], offsets: npt.NDArray[np.int64]
     ) -> SetTable:
         """Build the table from per-value token hashes in CSR form."""
+        if native.compiled is not None and offsets.size:
+            values, value_offsets = native.sorted_sets(hashes, offsets)
+            count = offsets.size - 1
+            return cls(
+                values,
+                value_offsets,
+                [],
+                np.full(count, -1, dtype=np.int64),
+                np.zeros(count, dtype=np.int64),
+                np.diff(value_offsets),
+                padded=False,
+                merged=True,
+            )
         raw = np.diff(offsets)
         row_class = np.searchsorted(np.array(_WIDTHS), raw).astype(np.int64)
         row_class[raw > PADDED_WIDTH] = -1
@@ -283,6 +301,8 @@ class SetTable:
         >>> table.intersection_sizes(np.array([0, 2]), np.array([0, 2])).tolist()
         [3, 94]
         """
+        if self.merged and native.compiled is not None:
+            return native.intersection_sizes(self.hashes, self.offsets, first, second)
         result = np.zeros(first.size, dtype=np.int64)
         pair_class = np.maximum(self.row_class[first], self.row_class[second])
         long = (self.row_class[first] < 0) | (self.row_class[second] < 0)

@@ -7,6 +7,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from lsh_frame._kernels import native
+
 #: Every code point for which Python's ``str.isspace()`` is true, so that word
 #: boundaries here agree with ``str.split()``.
 WHITESPACE = np.array(
@@ -84,6 +86,10 @@ def is_whitespace(codepoints: npt.NDArray[np.uint32]) -> npt.NDArray[np.bool_]:
 
 _ASCII_WHITESPACE = np.zeros(0x100, dtype=bool)
 _ASCII_WHITESPACE[:0x80] = _WHITESPACE_TABLE[:0x80]
+#: ASCII punctuation and symbols: ``[!-/:-@\[-`{-~]``.
+_ASCII_PUNCTUATION = np.zeros(0x100, dtype=bool)
+for _low, _high in ((0x21, 0x2F), (0x3A, 0x40), (0x5B, 0x60), (0x7B, 0x7E)):
+    _ASCII_PUNCTUATION[_low : _high + 1] = True
 
 
 def whitespace_positions(units: npt.NDArray[Any]) -> npt.NDArray[np.intp]:
@@ -118,12 +124,26 @@ def _already_collapsed(
 
 
 def collapse_whitespace(
-    codepoints: npt.NDArray[np.uint32], offsets: npt.NDArray[np.int64]
+    codepoints: npt.NDArray[np.uint32],
+    offsets: npt.NDArray[np.int64],
+    *,
+    punctuation: bool = False,
 ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
-    """Replace each whitespace run with one space and trim both ends, per record.
+    r"""Replace each whitespace run with one space and trim both ends, per record.
 
-    Equivalent to ``" ".join(s.split())`` on every record.
+    Equivalent to ``" ".join(s.split())`` on every record. With
+    ``punctuation`` (the bytes of ASCII text only), ASCII punctuation and
+    symbols count as whitespace: the same as replacing each run of them with
+    a space first (``[!-/:-@\[-`{-~]+``, ``ASCII_PUNCTUATION_CHARACTER``).
     """
+    if punctuation and codepoints.dtype != np.uint8:
+        raise ValueError("Punctuation is taken as whitespace in bytes only.")
+    if native.compiled is not None:
+        done = native.collapse_whitespace(codepoints, offsets, punctuation=punctuation)
+        if done is not None:
+            return done
+    if punctuation:
+        codepoints = np.where(_ASCII_PUNCTUATION[codepoints], np.uint8(32), codepoints)
     spaces = whitespace_positions(codepoints)
     if spaces.size == 0 or _already_collapsed(codepoints, offsets, spaces):
         return codepoints, offsets

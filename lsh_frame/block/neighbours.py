@@ -51,13 +51,12 @@ from lsh_frame.errors import TooManyPairsError
 from lsh_frame.sketch.minhash import in_order
 from lsh_frame.text.labels import hash_labels, hash_values
 from lsh_frame.text.shingle import (
-    ASCII_PUNCTUATION_CHARACTER,
     PUNCTUATION_CHARACTER,
     SMALL_BATCH_VALUES,
     ColumnTexts,
-    character_class,
     codepoints,
     column_text,
+    is_ascii,
     normalize,
 )
 
@@ -152,58 +151,28 @@ def _values_tokens(
     ``long_words`` words give no shingles (None: every value gives them).
     """
     array = normalize(array, _NORMAL, whitespace=False)
-    punctuation = character_class(
-        array, PUNCTUATION_CHARACTER, ASCII_PUNCTUATION_CHARACTER
-    )
-    array = pc.replace_substring_regex(array, punctuation + "+", " ")
-    # ASCII text stays bytes (its code points): the word kernels read them faster.
-    points, offsets = codepoints(array, ascii_bytes=True)
-    points, offsets = text_kernels.collapse_whitespace(points, offsets)
-    values = offsets.size - 1
-    shift = np.uint64(record_bits)
-
-    def pack(hashes: npt.NDArray[np.uint64], owners: npt.NDArray[np.int64]) -> Any:
-        hashes >>= shift
-        hashes <<= shift
-        hashes |= (owners % max(n, 1) + first_record).astype(np.uint64)
-        return hashes
-
-    starts, ends, owners = hashing.word_spans(points, offsets)
-    words = hashing.word_hashes(points, starts, ends) ^ _WORD_TAG
-    parts = [pack(hashing.splitmix64(words), owners)]
-
-    shingles, shingle_offsets = hashing.char_shingles(points, offsets, 3, _CHAR_TAG)
-    shingle_owners = np.repeat(
-        np.arange(values, dtype=np.int64), np.diff(shingle_offsets)
-    )
-    if long_words is not None:
-        long = np.bincount(owners, minlength=values) >= long_words
-        if long.any():  # most tables have none: no copy of their shingles
-            kept = ~long[shingle_owners]
-            shingles, shingle_owners = shingles[kept], shingle_owners[kept]
-    parts.append(pack(shingles, shingle_owners))
-    del points, shingles, shingle_owners
-
-    # The whole value without spaces: the words' hashes combined in order.
-    if words.size:
-        position = np.arange(words.size, dtype=np.uint64) - _starts_of(owners)
-        mixed = hashing.splitmix64(words + position * np.uint64(0x9E3779B97F4A7C15))
-        value = np.zeros(values, dtype=np.uint64)
-        np.add.at(value, owners, mixed)
-        present = np.flatnonzero(np.bincount(owners, minlength=values) > 0)
-        parts.append(
-            pack(
-                hashing.splitmix64(value[present] ^ salts[present]),
-                present.astype(np.int64),
-            )
+    if is_ascii(array):
+        # Punctuation splits words: in ASCII bytes, taken as whitespace while
+        # collapsing it (what replacing its runs with spaces gives, cheaper).
+        points, offsets = codepoints(array, ascii_bytes=True)
+        points, offsets = text_kernels.collapse_whitespace(
+            points, offsets, punctuation=True
         )
-    return np.concatenate(parts)
-
-
-def _starts_of(owners: npt.NDArray[np.int64]) -> npt.NDArray[np.uint64]:
-    """Index of each element's first sibling (elements grouped by owner)."""
-    group, first = kernel.runs(owners)
-    return first[group].astype(np.uint64)
+    else:
+        array = pc.replace_substring_regex(array, PUNCTUATION_CHARACTER + "+", " ")
+        points, offsets = codepoints(array, ascii_bytes=True)
+        points, offsets = text_kernels.collapse_whitespace(points, offsets)
+    return kernel.value_tokens(
+        points,
+        offsets,
+        salts,
+        n,
+        record_bits=record_bits,
+        first_record=first_record,
+        long_words=long_words,
+        word_tag=_WORD_TAG,
+        char_tag=_CHAR_TAG,
+    )
 
 
 def record_tokens(
@@ -518,7 +487,7 @@ def neighbour_pairs(
             n_index: int = n_index,
         ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[Any]]:
             first, stop = chunk
-            query, neighbour, cosine = kernel.neighbour_lists(
+            query, neighbour, cosine = kernel.top_neighbours(
                 query_records,
                 query_tokens,
                 postings[index_side],
@@ -537,19 +506,10 @@ def neighbour_pairs(
                     budget.most,
                 ),
             )
-            kept, _ = kernel.select(
-                query,
-                cosine,
-                relative=budget.relative,
-                floor=budget.floor,
-                factor=budget.factor,
-                least=budget.least,
-                most=budget.most,
-            )
             return (
-                tie_ranks[query_side][1][query[kept]],
-                tie_ranks[index_side][1][neighbour[kept]],
-                cosine[kept],
+                tie_ranks[query_side][1][query],
+                tie_ranks[index_side][1][neighbour],
+                cosine,
             )
 
         chunks = _chunks(work, n_index)

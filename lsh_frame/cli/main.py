@@ -26,6 +26,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
+from lsh_frame._kernels import native
 from lsh_frame._version import __version__
 from lsh_frame.cli.dedupe import run_dedupe
 from lsh_frame.cli.demo import run_demo, run_plan
@@ -135,7 +136,12 @@ def build_parser() -> argparse.ArgumentParser:
         prog="lsh-frame",
         description="Entity resolution for pandas with MinHash and LSH.",
     )
-    parser.add_argument("--version", action="version", version=__version__)
+    kernels = native.kernels_in_use()["kernels"]
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"lsh_frame {__version__} ({kernels} kernels)",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     demo = commands.add_parser(

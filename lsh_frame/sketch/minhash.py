@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 
 from lsh_frame import _progress
 from lsh_frame._kernels import minhash as kernels
-from lsh_frame._kernels import sketch
+from lsh_frame._kernels import native, sketch
 from lsh_frame._validation import check_int
 from lsh_frame.config import MinHashConfig, ShingleConfig
 from lsh_frame.errors import ConfigError, ConfigTypeError, SignatureMismatchError
@@ -172,21 +172,37 @@ def signer(config: MinHashConfig) -> Signer:
 # read them, so threads share them (as the chunks of one call always have).
 @functools.lru_cache(maxsize=8)
 def _signer(scheme: str, seed: int, num_perm: int) -> Signer:
+    a: npt.NDArray[Any]
+    b: npt.NDArray[Any]
     if scheme == "fss32":
         a, b = sketch.parameters(seed, num_perm)
-        return lambda hashes, offsets, out: sketch.sketch(
-            kernels.fold32(hashes), offsets, a, b, out
-        )
-    permute: kernels.Permute
-    if scheme == "affine32":
-        permute = kernels.affine32_permute(*kernels.affine32_parameters(seed, num_perm))
-        return lambda hashes, offsets, out: kernels.minhash(
-            kernels.fold32(hashes), offsets, permute, out
-        )
-    permute = kernels.mersenne61_permute(*kernels.mersenne61_parameters(seed, num_perm))
-    return lambda hashes, offsets, out: kernels.minhash(
-        kernels.reduce_mersenne61(hashes), offsets, permute, out
-    )
+
+        def sign_numpy(hashes: Any, offsets: Any, out: Any) -> None:
+            sketch.sketch(kernels.fold32(hashes), offsets, a, b, out)
+
+    elif scheme == "affine32":
+        a, b = kernels.affine32_parameters(seed, num_perm)
+        affine32 = kernels.affine32_permute(a, b)
+
+        def sign_numpy(hashes: Any, offsets: Any, out: Any) -> None:
+            kernels.minhash(kernels.fold32(hashes), offsets, affine32, out)
+
+    else:
+        a61, b61 = kernels.mersenne61_parameters(seed, num_perm)
+        mersenne61 = kernels.mersenne61_permute(a61, b61)
+        a, b = a61, b61
+
+        def sign_numpy(hashes: Any, offsets: Any, out: Any) -> None:
+            kernels.minhash(kernels.reduce_mersenne61(hashes), offsets, mersenne61, out)
+
+    def sign(hashes: Any, offsets: Any, out: Any) -> None:
+        # Chosen at every call, so that the choice can change (in tests).
+        if native.compiled is not None and out.flags.c_contiguous:
+            native.sign(scheme, hashes, offsets, a, b, out)
+        else:
+            sign_numpy(hashes, offsets, out)
+
+    return sign
 
 
 def sign_array(

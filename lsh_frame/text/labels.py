@@ -19,8 +19,10 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
+import pyarrow as pa
 import xxhash
 
+from lsh_frame._kernels import native
 from lsh_frame._kernels.hashing import splitmix64
 from lsh_frame.errors import LshFrameError
 from lsh_frame.text.typed import canonical_text
@@ -75,11 +77,41 @@ def hash_labels(
     """
     # Labels are distinct, as a rule: factorizing them first (pandas' default
     # for an Index) would only add work, and gives the same hashes.
-    return pd.util.hash_array(
-        np.asarray(label_text(index), dtype=object),
-        hash_key=hash_key,
-        categorize=False,
-    ).astype(np.uint64, copy=False)
+    labels = np.asarray(label_text(index), dtype=object)
+    if native.compiled is not None:
+        try:
+            text = pa.array(labels, type=pa.large_string())
+        except (pa.ArrowException, UnicodeEncodeError):  # lone surrogates
+            pass
+        else:
+            return _text_hashes(text, hash_key)
+    return pd.util.hash_array(labels, hash_key=hash_key, categorize=False).astype(
+        np.uint64, copy=False
+    )
+
+
+def _text_hashes(text: pa.Array, hash_key: str) -> npt.NDArray[np.uint64]:
+    """``pd.util.hash_array`` of an Arrow text array's values (nulls: any value).
+
+    With the compiled kernels, straight from the Arrow buffers (no Python
+    string per value); the same hashes as pandas gives.
+    """
+    if native.compiled is None:
+        return pd.util.hash_array(
+            np.asarray(text.to_numpy(zero_copy_only=False), dtype=object),
+            hash_key=hash_key,
+            categorize=False,  # factorizing first is slower on typical columns
+        ).astype(np.uint64, copy=False)
+    text = text.cast(pa.large_string())
+    _, offsets_buffer, data_buffer = text.buffers()
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int64)
+    offsets = offsets[text.offset : text.offset + len(text) + 1]
+    data = (
+        np.frombuffer(data_buffer, dtype=np.uint8)
+        if data_buffer is not None
+        else np.zeros(1, dtype=np.uint8)
+    )
+    return native.hash_text(offsets, data, hash_key)
 
 
 def hash_values(
@@ -116,11 +148,7 @@ def hash_values(
         except (LshFrameError, TypeError, ValueError, UnicodeEncodeError):
             return None
         present = ~np.asarray(text.is_null().to_numpy(zero_copy_only=False))
-        hashed = pd.util.hash_array(
-            np.asarray(text.to_numpy(zero_copy_only=False), dtype=object),
-            hash_key=hash_key,
-            categorize=False,  # factorizing first is slower on typical columns
-        )
+        hashed = _text_hashes(text, hash_key)
         salted = splitmix64(hashed ^ _column_salt(column))
         total += np.where(present, salted, np.uint64(0))
     return splitmix64(total)
