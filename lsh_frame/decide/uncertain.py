@@ -1,0 +1,245 @@
+"""The questions worth asking a person: :func:`uncertain_pairs`.
+
+A pair teaches the model most when the model is least sure of it (its
+``match_probability`` near 1/2, where an answer moves the fitted shifts
+most) and when many candidates look like it: the pairs at the same level of
+every field share every weight an answer moves, so one answer speaks for all
+of them. A level pattern already asked about is worth less the more answers it
+holds. Each batch asks about distinct patterns and distinct records.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from lsh_frame._validation import check_frame, check_int, check_pairs
+from lsh_frame.block.fields import mapped_columns
+from lsh_frame.decide.labels import LABELS_KEY, check_labels, pair_codes
+from lsh_frame.decide.model import MatchModel
+from lsh_frame.errors import ColumnError, ConfigError
+
+__all__ = ["uncertain_pairs"]
+
+
+def uncertain_pairs(
+    scored: pd.DataFrame,
+    frame: pd.DataFrame | None = None,
+    other: pd.DataFrame | None = None,
+    /,
+    *,
+    n: int = 10,
+    labels: pd.DataFrame | None = None,
+    right_on: Any = None,
+) -> pd.DataFrame:
+    """Return the candidate pairs whose answers would teach the model most.
+
+    Parameters
+    ----------
+    scored : DataFrame
+        Scored pairs with ``match_probability``: from :func:`lsh_frame.pairs`
+        or :func:`lsh_frame.score` with ``min_score="auto"`` or a model (the
+        frames the jobs' ``keeping_scored_pairs`` or ``--pairs-output`` keep
+        serve too).
+    frame, other : DataFrame, optional
+        The records (and the right table of a link): their values of the
+        compared columns are shown beside each pair, ``<column>_left`` and
+        ``<column>_right``, so a person can answer.
+    n : int
+        How many pairs to return (fewer when fewer are left to ask).
+    labels : DataFrame, optional
+        The answers given so far (columns ``left``, ``right``, ``match``):
+        those pairs, unsure ones included, are not asked again, and pairs
+        like them are worth less.
+    right_on : list or dict, optional
+        ``other``'s names of the compared columns, as given to
+        :func:`lsh_frame.pairs`.
+
+    Returns
+    -------
+    DataFrame
+        The chosen rows of ``scored`` (same index), most useful first:
+        ``left``, ``right``, ``match_probability``, ``match``, ``score`` and
+        ``found_by`` where ``scored`` has them, then the records' values.
+        Answer each and pass the answers as ``labels=`` (columns ``left``,
+        ``right``, ``match``) to the same call.
+
+    Examples
+    --------
+    >>> import lsh_frame as lf
+    >>> people = lf.datasets.make_customers(300, seed=3)
+    >>> scored = lf.pairs(people, ["given_name", "surname", "date_of_birth", "city"])
+    >>> asked = lf.uncertain_pairs(scored, people, n=3)
+    >>> list(asked.columns[:4])
+    ['left', 'right', 'match_probability', 'match']
+    >>> len(asked)
+    3
+    """
+    owner = "uncertain_pairs"
+    scored = check_pairs(scored, owner)
+    n = check_int(n, "n", owner, minimum=1)
+    if "match_probability" not in scored or scored["match_probability"].isna().all():
+        raise ConfigError(
+            "The pairs passed to uncertain_pairs have no match probabilities "
+            "(no model decided them). Score them with min_score='auto' on enough "
+            "pairs to learn from, or with a learned model, first."
+        )
+    probability = scored["match_probability"].to_numpy(dtype=np.float64)
+    attrs = scored.attrs.get("lsh_frame", {})
+    patterns = _patterns(scored, attrs)
+    asked = _asked(
+        scored, labels, owner, link=bool(attrs.get("link", other is not None))
+    )
+    value = _usefulness(probability, patterns, asked)
+    chosen = _choose(value, patterns, scored, n)
+    result = scored.iloc[chosen]
+    shown = [
+        name
+        for name in ("left", "right", "match_probability", "match", "score", "found_by")
+        if name in result
+    ]
+    result = result[shown]
+    if frame is not None:
+        result = _with_values(result, attrs, frame, other, right_on, owner)
+    return result
+
+
+def _patterns(scored: pd.DataFrame, attrs: dict[str, Any]) -> npt.NDArray[np.int64]:
+    """One number per pair: its level on every field of the model.
+
+    Without a model (a frame that lost its attrs), the field scores rounded to
+    a twentieth stand in for the levels.
+    """
+    learned = attrs.get("model")
+    model = None
+    if isinstance(learned, dict):
+        try:
+            model = MatchModel.from_dict(learned, "uncertain_pairs")
+        except ConfigError:
+            model = None
+    columns: list[npt.NDArray[np.int64]] = []
+    if model is not None and all(f"{label}_score" in scored for label in model.m):
+        for label in model.m:
+            values = scored[f"{label}_score"].to_numpy(dtype=np.float64)
+            columns.append(model.levels(values, model.cuts_of(label)).astype(np.int64))
+    else:
+        for name in scored.columns:
+            if str(name).endswith("_score"):
+                values = scored[name].to_numpy(dtype=np.float64)
+                columns.append(np.where(np.isnan(values), -1, np.round(values * 20)))
+    if not columns:
+        return np.zeros(len(scored), dtype=np.int64)
+    stacked = np.column_stack(columns).astype(np.int64)
+    return np.unique(stacked, axis=0, return_inverse=True)[1].reshape(-1)
+
+
+def _asked(
+    scored: pd.DataFrame, labels: Any, owner: str, link: bool
+) -> npt.NDArray[np.bool_]:
+    """Which pairs were answered already (or added for an answer)."""
+    asked = np.zeros(len(scored), dtype=bool)
+    if "found_by" in scored:
+        asked |= scored["found_by"].eq(LABELS_KEY).to_numpy(dtype=bool, na_value=False)
+    answers = check_labels(labels, owner)
+    if answers is None or not len(answers):
+        return asked
+    if link:
+        left_labels = pd.Index(pd.unique(scored["left"].to_numpy()))
+        right_labels = pd.Index(pd.unique(scored["right"].to_numpy()))
+    else:
+        both = np.concatenate([scored["left"].to_numpy(), scored["right"].to_numpy()])
+        left_labels = right_labels = pd.Index(pd.unique(both))
+    size = len(right_labels)
+    left = np.asarray(left_labels.get_indexer(pd.Index(scored["left"])), np.int64)
+    right = np.asarray(right_labels.get_indexer(pd.Index(scored["right"])), np.int64)
+    answer_left = np.asarray(left_labels.get_indexer(answers.left), np.int64)
+    answer_right = np.asarray(right_labels.get_indexer(answers.right), np.int64)
+    known = (answer_left >= 0) & (answer_right >= 0)
+    answered = pair_codes(answer_left[known], answer_right[known], size, link)
+    return asked | np.isin(pair_codes(left, right, size, link), answered)
+
+
+def _usefulness(
+    probability: npt.NDArray[np.float64],
+    patterns: npt.NDArray[np.int64],
+    asked: npt.NDArray[np.bool_],
+) -> npt.NDArray[np.float64]:
+    """How much an answer about each pair would teach (-1: not to be asked)."""
+    counts = np.bincount(patterns).astype(np.float64)
+    answered = np.bincount(patterns[asked], minlength=counts.size).astype(np.float64)
+    sure = np.nan_to_num(probability * (1 - probability), nan=0.0)
+    value = sure * np.sqrt(counts[patterns]) / (1.0 + answered[patterns])
+    value[asked] = -1.0
+    return value
+
+
+def _choose(
+    value: npt.NDArray[np.float64],
+    patterns: npt.NDArray[np.int64],
+    scored: pd.DataFrame,
+    n: int,
+) -> npt.NDArray[np.int64]:
+    """Pick the ``n`` most useful pairs, one per pattern and record while they last."""
+    order = np.lexsort((np.arange(value.size), -value))
+    order = order[value[order] > 0]
+    left = pd.factorize(scored["left"].to_numpy())[0]
+    right = pd.factorize(scored["right"].to_numpy())[0] + left.max(initial=-1) + 1
+    chosen: list[int] = []
+    used_patterns: set[int] = set()
+    used_records: set[int] = set()
+    for strict in (True, False):
+        for row in order[: max(64 * n, 1024)] if strict else order:
+            if len(chosen) == n:
+                break
+            if row in chosen:
+                continue
+            if strict and (
+                patterns[row] in used_patterns
+                or left[row] in used_records
+                or right[row] in used_records
+            ):
+                continue
+            chosen.append(int(row))
+            used_patterns.add(int(patterns[row]))
+            used_records.update((int(left[row]), int(right[row])))
+    return np.asarray(chosen, dtype=np.int64)
+
+
+def _with_values(
+    result: pd.DataFrame,
+    attrs: dict[str, Any],
+    frame: pd.DataFrame,
+    other: pd.DataFrame | None,
+    right_on: Any,
+    owner: str,
+) -> pd.DataFrame:
+    """Add both records' values of the compared columns."""
+    frame = check_frame(frame, "frame", owner)
+    columns = list(
+        dict.fromkeys(
+            column for given in attrs.get("columns", {}).values() for column in given
+        )
+    ) or list(frame.columns)
+    right_frame = frame
+    right_names = {column: column for column in columns}
+    if other is not None:
+        right_frame = check_frame(other, "other", owner)
+        mapped = mapped_columns(frame, columns, right_frame, right_on, owner)
+        if mapped is not None:
+            right_names = dict(mapped)
+    missing = [column for column in columns if column not in frame]
+    if missing:
+        raise ColumnError(
+            f"The frame passed to {owner} has no column {missing[0]!r}, which the "
+            "pairs compared. Pass the frame the pairs were scored on."
+        )
+    values = {}
+    for column in columns:
+        values[f"{column}_left"] = frame[column].reindex(result["left"]).to_numpy()
+        values[f"{column}_right"] = (
+            right_frame[right_names[column]].reindex(result["right"]).to_numpy()
+        )
+    return pd.concat([result, pd.DataFrame(values, index=result.index)], axis=1)
