@@ -1,15 +1,21 @@
 """The questions worth asking a person: :func:`uncertain_pairs`.
 
 A pair teaches the model most when the model is least sure of it (its
-``match_probability`` near 1/2, where an answer moves the fitted shifts
-most) and when many candidates look like it: the pairs at the same level of
+probability near 1/2, where an answer moves the fitted shifts most) and
+when many candidates look like it: the pairs at the same level of
 every field share every weight an answer moves, so one answer speaks for all
 of them. A level pattern already asked about is worth less the more answers it
 holds. Each batch asks about distinct patterns and distinct records.
+
+The doubt is the model's as it learned from the data, before any answer:
+questions chosen by a model the answers already moved would chase its own
+corrections (answers about pairs it now finds doubtful move it further the
+same way), so a taught model's pairs are ranked by its learned weights.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -19,7 +25,9 @@ import pandas as pd
 from lsh_frame._validation import check_frame, check_int, check_pairs
 from lsh_frame.block.fields import mapped_columns
 from lsh_frame.decide.labels import LABELS_KEY, check_labels, pair_codes
+from lsh_frame.decide.matches import matched_probability
 from lsh_frame.decide.model import MatchModel
+from lsh_frame.decide.weak_keys import found_only_by
 from lsh_frame.errors import ColumnError, ConfigError
 
 __all__ = ["uncertain_pairs"]
@@ -87,9 +95,10 @@ def uncertain_pairs(
             "(no model decided them). Score them with min_score='auto' on enough "
             "pairs to learn from, or with a learned model, first."
         )
-    probability = scored["match_probability"].to_numpy(dtype=np.float64)
     attrs = scored.attrs.get("lsh_frame", {})
-    patterns = _patterns(scored, attrs)
+    model = _model(attrs)
+    probability = _learned_probability(scored, model)
+    patterns = _patterns(scored, model)
     asked = _asked(
         scored, labels, owner, link=bool(attrs.get("link", other is not None))
     )
@@ -107,24 +116,66 @@ def uncertain_pairs(
     return result
 
 
-def _patterns(scored: pd.DataFrame, attrs: dict[str, Any]) -> npt.NDArray[np.int64]:
+def _model(attrs: dict[str, Any]) -> MatchModel | None:
+    """Return the model that decided the pairs (None: none, or no attrs)."""
+    learned = attrs.get("model")
+    if not isinstance(learned, dict):
+        return None
+    try:
+        return MatchModel.from_dict(learned, "uncertain_pairs")
+    except ConfigError:
+        return None
+
+
+def _levels(
+    scored: pd.DataFrame, model: MatchModel | None
+) -> dict[str, npt.NDArray[np.intp]] | None:
+    """Each pair's level on every field of the model (None: no such scores)."""
+    if model is None or not all(f"{label}_score" in scored for label in model.m):
+        return None
+    return {
+        label: model.levels(
+            scored[f"{label}_score"].to_numpy(dtype=np.float64), model.cuts_of(label)
+        )
+        for label in model.m
+    }
+
+
+def _learned_probability(
+    scored: pd.DataFrame, model: MatchModel | None
+) -> npt.NDArray[np.float64]:
+    """Each pair's probability under the model's weights before any answer."""
+    probability = scored["match_probability"].to_numpy(dtype=np.float64)
+    levels = _levels(scored, model)
+    if model is None or model.taught is None or levels is None:
+        return probability
+    learned = dataclasses.replace(model, taught=None)
+    if learned.matching is not None:
+        left = pd.factorize(scored["left"].to_numpy())[0].astype(np.int64)
+        right = pd.factorize(scored["right"].to_numpy())[0].astype(np.int64)
+        again = matched_probability(learned, levels, left, right)
+    else:
+        again = learned.probability_of_levels(levels)
+        alone = found_only_by(scored, learned.alone_keys)
+        if learned.alone_prior is not None and alone.any():
+            other = dataclasses.replace(learned, prior=learned.alone_prior)
+            again[alone] = other.probability_of_levels(
+                {label: level[alone] for label, level in levels.items()}
+            )
+    # Identical copies and answered pairs keep what decided them.
+    return np.where(np.isnan(probability), probability, again)
+
+
+def _patterns(scored: pd.DataFrame, model: MatchModel | None) -> npt.NDArray[np.int64]:
     """One number per pair: its level on every field of the model.
 
     Without a model (a frame that lost its attrs), the field scores rounded to
     a twentieth stand in for the levels.
     """
-    learned = attrs.get("model")
-    model = None
-    if isinstance(learned, dict):
-        try:
-            model = MatchModel.from_dict(learned, "uncertain_pairs")
-        except ConfigError:
-            model = None
+    levels = _levels(scored, model)
     columns: list[npt.NDArray[np.int64]] = []
-    if model is not None and all(f"{label}_score" in scored for label in model.m):
-        for label in model.m:
-            values = scored[f"{label}_score"].to_numpy(dtype=np.float64)
-            columns.append(model.levels(values, model.cuts_of(label)).astype(np.int64))
+    if model is not None and levels is not None:
+        columns = [level.astype(np.int64) for level in levels.values()]
     else:
         for name in scored.columns:
             if str(name).endswith("_score"):

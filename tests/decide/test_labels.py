@@ -254,3 +254,24 @@ def test_blocking_report_counts_answered_matches_as_true_pairs(people, scored):
     with_labels = lf.blocking_report(people, FIELDS, labels=answers)
     with_truth = lf.blocking_report(people, FIELDS, true_pairs=answers)
     pd.testing.assert_frame_equal(with_labels.table, with_truth.table)
+
+
+def test_explain_says_what_the_answers_taught(people, scored):
+    asked = lf.uncertain_pairs(scored, n=10)
+    answers = _answers(people, asked)
+    answers["match"] = True
+    taught = lf.score(
+        people, scored[["left", "right", "found_by"]], FIELDS, labels=answers
+    )
+    row = taught.iloc[0]
+    told = lf.explain(people, row, FIELDS)
+    assert told.taught is not None
+    assert told.taught[:2] == (10, 10)
+    assert "taught by 10 answers (10 matches)" in str(told)
+    shifts = [item.taught_shift for item in told.fields if item.level != "missing"]
+    assert all(shift is not None for shift in shifts)
+    assert "taught_shift" in told.to_frame()
+    same = (scored["left"] == row["left"]) & (scored["right"] == row["right"])
+    plain = lf.explain(people, scored[same].iloc[0], FIELDS)
+    assert plain.taught is None and "taught by" not in str(plain)
+    assert "taught_shift" not in plain.to_frame()
