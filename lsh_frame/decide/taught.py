@@ -5,12 +5,13 @@ The model learned without labels (:mod:`lsh_frame.decide.em`,
 answers are evidence about those weights: :func:`teach` fits a Bayesian
 logistic regression whose prior is the unlabelled model itself. Each field's
 level gets a shift of its weight and the prior a shift of its log odds, each
-with a normal prior centred on 0 (:data:`SHIFT_SPREAD`). Where no pair was
+with a normal prior centred on 0 (:data:`SHIFT_SPREAD`, 0.5). Where no pair was
 answered, a level keeps its learned weight; where many were, the answers
 decide it; a handful of answers moves the weights a little, never far. The
-shifted weights still read as evidence does: within a field a closer level
-never weighs less than a looser one, and exact agreement never counts against
-a match (:func:`_monotone`).
+shifted weights still read as evidence does: within a field the answers never
+make a closer level weigh less than a looser one the learned model weighed
+less, and exact agreement never counts against a match
+(:func:`_kept_in_order`).
 
 For a link read as a matching, a pair's probability also depends on its
 records' other candidates. The fit then holds each answered pair's
@@ -31,8 +32,12 @@ import numpy.typing as npt
 __all__ = ["MATCHING_ROUNDS", "SHIFT_SPREAD", "Taught", "teach"]
 
 #: The prior's standard deviation of every shift (natural log of the odds): a
-#: shift of 1 (x2.7 the odds) is ordinary, of 3 needs many answers.
-SHIFT_SPREAD = 1.0
+#: shift of 0.5 (x1.6 the odds) is ordinary, of 1.5 needs many answers that
+#: agree. Narrow on purpose: a shift moves every pair at that level, and a
+#: level's pairs often sit at the cut by the thousand, so ten answers must not
+#: move them far (benchmarks/labels.py compares spreads of 0.5 and 1).
+SHIFT_SPREAD = 0.5
+
 
 #: Rounds of refitting for a matching, whose pairs compete (see the module).
 MATCHING_ROUNDS = 4
@@ -103,7 +108,7 @@ def _fit(
     answers: npt.NDArray[np.float64],
     start: npt.NDArray[np.float64],
 ) -> npt.NDArray[np.float64]:
-    """Return the likeliest shifts at the spread the answers call for."""
+    """Return the likeliest shifts under the prior of spread :data:`SHIFT_SPREAD`."""
     return _fit_at(design, base, answers, start, SHIFT_SPREAD)[0]
 
 
@@ -154,12 +159,15 @@ def _fit_at(
 
 
 def _monotone(
-    weights: npt.NDArray[np.float64], counts: npt.NDArray[np.float64]
+    weights: npt.NDArray[np.float64],
+    counts: npt.NDArray[np.float64],
+    floor: bool = True,
 ) -> npt.NDArray[np.float64]:
     """Weights that never rise as the level loosens, the closest one at least 0.
 
     Pool-adjacent-violators: a rising run of levels shares its mean weight,
-    each level counting ``counts`` (its answers, plus one for the prior).
+    each level counting ``counts`` (its answers, plus one for the prior);
+    ``floor=False`` leaves the first weight below 0 when it is.
 
     Examples
     --------
@@ -184,8 +192,39 @@ def _monotone(
     result = np.empty_like(weights)
     for block, mean in zip(blocks, means, strict=True):
         result[block] = mean
-    result[0] = max(result[0], 0.0)
+    if floor:
+        result[0] = max(result[0], 0.0)
     return result
+
+
+def _kept_in_order(
+    learned: npt.NDArray[np.float64],
+    moved: npt.NDArray[np.float64],
+    counts: npt.NDArray[np.float64],
+) -> npt.NDArray[np.float64]:
+    """Return the shifts, made so no answer reverses what the model had in order.
+
+    Where the learned weights already fall from one level to the next, the
+    shifted ones must too (:func:`_monotone` over each such run of levels);
+    where the learned model had them out of order (a level almost no pair
+    reaches), the answers leave that step as it was, so teaching never
+    rewrites weights the answers say nothing about. The closest level stays
+    at least 0 when it was learned so.
+
+    Examples
+    --------
+    >>> learned = np.array([3.0, -4.0, 1.0, -2.0])
+    >>> _kept_in_order(learned, np.array([0.0, 2.0, 0.0, 4.0]), np.ones(4)).tolist()
+    [0.0, 2.0, 0.5, 3.5]
+    """
+    shifted = learned + moved
+    ordered = np.empty_like(shifted)
+    breaks = np.flatnonzero(np.diff(learned) > 0) + 1
+    for run in np.split(np.arange(learned.size), breaks):
+        # Only the closest level has a floor, and only when it was learned so.
+        floor = bool(run[0] == 0 and learned[0] >= 0)
+        ordered[run] = _monotone(shifted[run], counts[run], floor)
+    return ordered - learned
 
 
 def teach(
@@ -212,7 +251,7 @@ def teach(
     >>> answers = np.array([1.0, 1.0, 1.0, 1.0, 1.0])
     >>> taught = teach(weights, levels, answers, lambda taught: np.zeros(5))
     >>> taught.shifts["name"].round(2).tolist(), round(taught.prior_shift, 2)
-    ([0.24, 0.68, 0.0], 0.92)
+    ([0.09, 0.32, 0.0], 0.42)
     """
     if not answers.size:
         return None
@@ -239,8 +278,7 @@ def _taught(
     for label, learned in weights.items():
         columns = [at for at, (name, _) in enumerate(names) if name == label]
         moved = shift[columns]
-        ordered = _monotone(learned + moved, counts[columns] + 1.0)
-        shifts[label] = ordered - learned
+        shifts[label] = _kept_in_order(learned, moved, counts[columns] + 1.0)
     return Taught(
         shifts=shifts,
         prior_shift=float(shift[-1]),

@@ -42,6 +42,7 @@ def uncertain_pairs(
     n: int = 10,
     labels: pd.DataFrame | None = None,
     right_on: Any = None,
+    seed: int = 1,
 ) -> pd.DataFrame:
     """Return the candidate pairs whose answers would teach the model most.
 
@@ -65,6 +66,11 @@ def uncertain_pairs(
     right_on : list or dict, optional
         ``other``'s names of the compared columns, as given to
         :func:`lsh_frame.pairs`.
+    seed : int
+        Chooses among equally useful pairs (the pairs of one pattern of field
+        levels are equally useful): a seeded random sample of them, so the
+        answers about a pattern speak for all of it, not for the pairs that
+        come first in the frame.
 
     Returns
     -------
@@ -99,11 +105,10 @@ def uncertain_pairs(
     model = _model(attrs)
     probability = _learned_probability(scored, model)
     patterns = _patterns(scored, model)
-    asked = _asked(
-        scored, labels, owner, link=bool(attrs.get("link", other is not None))
-    )
+    link = bool(attrs.get("link", other is not None))
+    asked = _asked(scored, labels, owner, link=link)
     value = _usefulness(probability, patterns, asked)
-    chosen = _choose(value, patterns, scored, n)
+    chosen = _choose(value, patterns, scored, n, check_int(seed, "seed", owner), link)
     result = scored.iloc[chosen]
     shown = [
         name
@@ -232,25 +237,56 @@ def _choose(
     patterns: npt.NDArray[np.int64],
     scored: pd.DataFrame,
     n: int,
+    seed: int = 1,
+    link: bool = False,
 ) -> npt.NDArray[np.int64]:
-    """Pick the ``n`` most useful pairs, one per pattern and record while they last."""
-    order = np.lexsort((np.arange(value.size), -value))
+    """Pick the ``n`` most useful pairs, one per pattern and record while they last.
+
+    Ties (a pattern's pairs) are broken by a seeded random order.
+    """
+    shuffled = np.random.default_rng(seed).permutation(value.size)
+    order = np.lexsort((shuffled, -value))
     order = order[value[order] > 0]
-    left = pd.factorize(scored["left"].to_numpy())[0]
-    right = pd.factorize(scored["right"].to_numpy())[0] + left.max(initial=-1) + 1
+    if link:
+        left = pd.factorize(scored["left"].to_numpy())[0]
+        right = pd.factorize(scored["right"].to_numpy())[0] + left.max(initial=-1) + 1
+    else:  # one table: a record is the same whichever side it is on
+        both = pd.factorize(
+            np.concatenate([scored["left"].to_numpy(), scored["right"].to_numpy()])
+        )[0]
+        left, right = both[: len(scored)], both[len(scored) :]
+    # The strict pass reads each pattern's most useful pairs (a few, in case
+    # their records are taken), best first; the second pass reads them all.
+    rank = np.empty(order.size, dtype=np.int64)
+    sorted_patterns = patterns[order]
+    by_pattern = np.argsort(sorted_patterns, kind="stable")
+    starts = np.flatnonzero(
+        np.r_[True, sorted_patterns[by_pattern][1:] != sorted_patterns[by_pattern][:-1]]
+    )
+    rank[by_pattern] = np.arange(order.size) - np.repeat(
+        starts, np.diff(np.r_[starts, order.size])
+    )
+    leading = order[rank < 4 * n]
     chosen: list[int] = []
     used_patterns: set[int] = set()
     used_records: set[int] = set()
-    for strict in (True, False):
-        for row in order[: max(64 * n, 1024)] if strict else order:
+    # First distinct patterns and records, then distinct records among the
+    # most useful pairs, then whatever is most useful.
+    passes = (
+        (leading, True, True),
+        (order[: max(256 * n, 4096)], False, True),
+        (order, False, False),
+    )
+    for rows, new_pattern, new_records in passes:
+        for row in rows:
             if len(chosen) == n:
                 break
             if row in chosen:
                 continue
-            if strict and (
-                patterns[row] in used_patterns
-                or left[row] in used_records
-                or right[row] in used_records
+            if new_pattern and patterns[row] in used_patterns:
+                continue
+            if new_records and (
+                left[row] in used_records or right[row] in used_records
             ):
                 continue
             chosen.append(int(row))

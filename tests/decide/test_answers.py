@@ -275,3 +275,17 @@ def test_explain_says_what_the_answers_taught(people, scored):
     plain = lf.explain(people, scored[same].iloc[0], FIELDS)
     assert plain.taught is None and "taught by" not in str(plain)
     assert "taught_shift" not in plain.to_frame()
+
+
+def test_one_question_per_pattern_even_when_one_pattern_leads_by_far():
+    from lsh_frame.decide.uncertain import _choose
+
+    crowd = 5_000
+    patterns = np.r_[np.zeros(crowd, dtype=np.int64), [1, 2, 3]]
+    value = np.r_[np.linspace(1.0, 0.9, crowd), [0.5, 0.4, 0.3]]
+    scored = pd.DataFrame(
+        {"left": np.arange(patterns.size), "right": np.arange(patterns.size) + 10**6}
+    )
+    chosen = _choose(value, patterns, scored, 6)
+    assert patterns[chosen[:4]].tolist() == [0, 1, 2, 3]
+    assert chosen.size == 6 and np.unique(chosen).size == 6
