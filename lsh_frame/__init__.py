@@ -15,6 +15,7 @@ from lsh_frame.block.vectors import cosine_nearest
 from lsh_frame.config import MinHashConfig, ShingleConfig, SimHashConfig
 from lsh_frame.decide.pairs import pairs
 from lsh_frame.decide.score import score
+from lsh_frame.decide.uncertain import uncertain_pairs
 from lsh_frame.errors import (
     ColumnError,
     ColumnTypeError,
@@ -91,4 +92,5 @@ __all__ = [
     "shingles",
     "show_versions",
     "simhash",
+    "uncertain_pairs",
 ]

@@ -9,6 +9,7 @@ import difflib
 import math
 import numbers
 from collections.abc import Hashable, Iterable, Mapping, Sequence, Set
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -300,3 +301,88 @@ def check_pairs(pairs: Any, owner: str) -> pd.DataFrame:
             "candidates()."
         )
     return pairs
+
+
+_YES = frozenset({"true", "yes", "y", "1", "match", "same"})
+_NO = frozenset({"false", "no", "n", "0", "different", "distinct"})
+_UNSURE = frozenset({"", "u", "unsure", "nan", "none", "?"})
+
+
+@dataclass(frozen=True)
+class Answers:
+    """A person's answers as given: ``labels=`` read (see :func:`check_labels`)."""
+
+    left: pd.Index
+    right: pd.Index
+    #: 1.0 (match), 0.0 (no match) or NaN (unsure), per pair.
+    match: npt.NDArray[np.float64]
+
+    def __len__(self) -> int:
+        return int(self.match.size)
+
+
+def _match_values(column: pd.Series, owner: str) -> npt.NDArray[np.float64]:
+    """Read the ``match`` column: booleans, 0/1, yes/no words, missing = unsure."""
+    result = np.full(len(column), np.nan)
+    if pd.api.types.is_bool_dtype(column.dtype) and not column.isna().any():
+        return column.to_numpy(dtype=np.float64)
+    for position, value in enumerate(column.tolist()):
+        if value is None or value is pd.NA or value is pd.NaT:
+            continue
+        if isinstance(value, (bool, np.bool_)):
+            result[position] = float(value)
+            continue
+        if isinstance(value, (int, float, np.integer, np.floating)):
+            if np.isnan(value):
+                continue
+            if value in (0, 1):
+                result[position] = float(value)
+                continue
+        elif isinstance(value, str):
+            word = value.strip().lower()
+            if word in _YES:
+                result[position] = 1.0
+                continue
+            if word in _NO:
+                result[position] = 0.0
+                continue
+            if word in _UNSURE:
+                continue
+        raise ConfigError(
+            f"The 'match' column of the labels passed to {owner} holds {value!r} "
+            f"(row {position}), which is no answer. Allowed: True or False (also "
+            "1 / 0, 'yes' / 'no', 'y' / 'n'), or missing for unsure."
+        )
+    return result
+
+
+def check_labels(labels: Any, owner: str) -> Answers | None:
+    """Check a ``labels=`` argument's shape and answers; None when there is none.
+
+    Examples
+    --------
+    >>> labels = pd.DataFrame({"left": [1, 3, 1], "right": [2, 4, 2],
+    ...                        "match": ["y", "n", None]})
+    >>> check_labels(labels, "pairs").match.tolist()
+    [1.0, 0.0, nan]
+    """
+    if labels is None:
+        return None
+    if not isinstance(labels, pd.DataFrame):
+        raise ConfigTypeError(
+            f"The 'labels' parameter of {owner} must be a DataFrame with columns "
+            f"'left', 'right' and 'match'. Got {type(labels).__name__} instead."
+        )
+    missing = [name for name in ("left", "right", "match") if name not in labels]
+    if missing:
+        raise ColumnError(
+            f"The labels passed to {owner} have no {missing[0]!r} column. Columns: "
+            f"{', '.join(map(str, labels.columns))}. Labels need 'left' and 'right' "
+            "(the records' index labels, as in a pair frame) and 'match' (True, "
+            "False, or missing for unsure)."
+        )
+    return Answers(
+        pd.Index(labels["left"].to_numpy(), tupleize_cols=False),
+        pd.Index(labels["right"].to_numpy(), tupleize_cols=False),
+        _match_values(labels["match"], owner),
+    )

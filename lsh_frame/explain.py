@@ -106,6 +106,9 @@ class FieldExplanation:
     model_weight: float | None = None
     #: ... and the match probability once this field and those before it count.
     running_probability: float | None = None
+    #: How far a person's answers moved that level's weight (bits; None: the
+    #: model was not taught, see :mod:`lsh_frame.decide.taught`).
+    taught_shift: float | None = None
 
 
 @dataclass(frozen=True)
@@ -140,6 +143,9 @@ class Explanation:
     #: For a pair ``pairs`` found through the matches (``found_by``
     #: ``"through_matches"``): how it was decided.
     found_through: str | None = None
+    #: What a person's answers taught the model: answers, of them matches, the
+    #: day, and the shift of the prior in bits (None: not taught).
+    taught: tuple[int, int, str, float] | None = None
 
     def to_frame(self) -> pd.DataFrame:
         """One row per field: values, Jaccard, comparison, score, shingles.
@@ -163,6 +169,11 @@ class Explanation:
                             "level": item.level,
                             "model_weight": item.model_weight,
                             "running_probability": item.running_probability,
+                            **(
+                                {"taught_shift": item.taught_shift}
+                                if self.taught is not None
+                                else {}
+                            ),
                         }
                         if model
                         else {}
@@ -214,6 +225,13 @@ class Explanation:
                 f"model: prior {_probability(self.prior)}{among} "
                 f"({np.log2(self.prior / (1 - self.prior)):+.2f} bits); each field "
                 "adds log2(m/u) of its level"
+            )
+        if self.taught is not None:
+            answers, matches, day, prior_bits = self.taught
+            lines.append(
+                f"taught by {answers} answer{'s' if answers != 1 else ''} "
+                f"({matches} match{'es' if matches != 1 else ''}) on {day}: the "
+                f"prior moved {prior_bits:+.2f} bits, each weight as shown"
             )
         for fields, kind, bits in self.joint:
             lines.append(
@@ -281,10 +299,28 @@ def _model_line(item: FieldExplanation, before: float | None) -> str:
         return f"not in the model ({reason})"
     if item.level == "missing":
         return f"level missing: 0 bits, probability stays {_probability(before)}"
+    moved = (
+        f" (answers moved it {item.taught_shift:+.3f})"
+        if item.taught_shift is not None and abs(item.taught_shift) >= 5e-4
+        else ""
+    )
     return (
-        f"level {item.level}: {item.model_weight:+.3f} bits, probability "
+        f"level {item.level}: {item.model_weight:+.3f} bits{moved}, probability "
         f"{_probability(before)} -> {_probability(item.running_probability)}"
     )
+
+
+def _taught_shift(
+    model: MatchModel | None, label: str, scored: pd.DataFrame
+) -> float | None:
+    """How far the answers moved the weight of the pair's level (bits)."""
+    if model is None or model.taught is None or label not in model.taught.shifts:
+        return None
+    level = int(
+        model.levels(scored[f"{label}_score"].to_numpy(), model.cuts_of(label))[0]
+    )
+    shifts = model.taught.shifts[label]
+    return float(shifts[level] / np.log(2)) if level < shifts.size else 0.0
 
 
 def _shown(shingles: tuple[str, ...], limit: int = 12) -> str:
@@ -464,6 +500,9 @@ def _model_reading(
     prior = (
         model.alone_prior if alone and model.alone_prior is not None else model.prior
     )
+    if model.taught is not None:
+        # The prior as it decides: shifted by the answers.
+        prior = float(1 / (1 + np.exp2(-log_odds)))
     reading: dict[str, tuple[str | None, float | None, float | None]] = {}
     labels = [spec.label for spec in specs]
     if model.codes is not None:
@@ -657,6 +696,7 @@ def explain(
                 level=level,
                 model_weight=model_weight,
                 running_probability=running,
+                taught_shift=_taught_shift(model, spec.label, scored),
             )
         )
     if model is not None and model.codes is not None and model.codes in reading:
@@ -685,6 +725,14 @@ def explain(
         note=note,
         joint=joint,
         match_cut=None if model is None else model.match_cut,
+        taught=None
+        if model is None or model.taught is None
+        else (
+            model.taught.answers,
+            model.taught.matches,
+            model.taught.date,
+            model.taught.prior_shift / float(np.log(2)),
+        ),
         closed=bool(
             match
             and other is None

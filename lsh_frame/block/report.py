@@ -10,7 +10,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from lsh_frame._kernels import pairs as pair_kernels
-from lsh_frame._validation import check_int
+from lsh_frame._validation import check_int, check_labels
 from lsh_frame.block.candidates import resolve
 from lsh_frame.block.fields import other_table
 from lsh_frame.block.keys import _sample_text
@@ -61,6 +61,33 @@ class BlockingReport:
     def _repr_html_(self) -> str:
         decisions = "".join(f"<li>{decision}</li>" for decision in self.decisions)
         return f"<ul>{decisions}</ul>{self.table.to_html(index=False)}"
+
+
+def _with_answered_matches(true_pairs: Any, labels: Any, owner: str) -> Any:
+    """``true_pairs`` with the pairs the labels answer "match" added."""
+    answers = check_labels(labels, owner)
+    if answers is None:
+        return true_pairs
+    matched = answers.match == 1.0
+    answered = pd.DataFrame(
+        {"left": answers.left[matched], "right": answers.right[matched]}
+    )
+    if true_pairs is None:
+        return answered.drop_duplicates(ignore_index=True)
+    if isinstance(true_pairs, pd.MultiIndex):
+        given = true_pairs.to_frame(index=False, name=["left", "right"])
+    elif isinstance(true_pairs, pd.DataFrame) and true_pairs.shape[1] >= 2:
+        columns = (
+            ["left", "right"]
+            if {"left", "right"} <= set(true_pairs.columns)
+            else list(true_pairs.columns[:2])
+        )
+        given = true_pairs[columns].set_axis(["left", "right"], axis=1)
+    else:
+        return true_pairs  # the usual error follows
+    return pd.concat([given, answered], ignore_index=True).drop_duplicates(
+        ignore_index=True
+    )
 
 
 def _true_pair_positions(
@@ -279,6 +306,7 @@ def blocking_report(
     seed: int = 1,
     max_bucket: int = 1_000,
     true_pairs: Any = None,
+    labels: pd.DataFrame | None = None,
 ) -> BlockingReport:
     """Report what each blocking key would cost and find, before any pair is built.
 
@@ -295,6 +323,11 @@ def blocking_report(
         Known matching pairs as labels (columns ``left`` and ``right``, e.g.
         from :func:`lsh_frame.datasets.true_pairs`). Adds each key's pairs
         completeness (share of true pairs it finds) and the cumulative share.
+    labels : DataFrame, optional
+        A person's answers about pairs (columns ``left``, ``right``, ``match``;
+        see :func:`lsh_frame.uncertain_pairs`): the pairs answered "match"
+        count as true pairs (with ``true_pairs``, if given), so the report's
+        completeness says how many of them each key finds.
 
     Returns
     -------
@@ -325,6 +358,7 @@ def blocking_report(
         seed=seed,
         owner=owner,
     )
+    true_pairs = _with_answered_matches(true_pairs, labels, owner)
     truth = (
         _true_pair_positions(true_pairs, context, owner)
         if true_pairs is not None

@@ -107,7 +107,9 @@ def matched_probability(
 ) -> npt.NDArray[np.float64]:
     """Each pair's marginal probability in the matching of the pairs given."""
     assert model.matching is not None
-    log_bayes = np.zeros(left.size)
+    # The answers' shift of the prior moves every pair's odds against "no match".
+    shift = 0.0 if model.taught is None else model.taught.prior_shift
+    log_bayes = np.full(left.size, shift)
     for weights in model.level_weights(levels).values():
         log_bayes += weights
     weight = pair_weights(left, right, log_bayes, model.matching)
@@ -264,6 +266,7 @@ def scored_attrs(
         else ("model" if given is not None else "given"),
         "compare": dict(plan.comparisons),
         "weights": {spec.label: spec.weight for spec in plan.specs},
+        "columns": {spec.label: list(spec.columns) for spec in plan.specs},
         "swaps": [
             {
                 **check.to_dict(),

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from lsh_frame.block.fields import Field
     from lsh_frame.decide.matching import Matching
     from lsh_frame.decide.tables import LevelTable
+    from lsh_frame.decide.taught import Taught
 
 __all__ = ["MatchModel"]
 
@@ -109,6 +110,22 @@ class MatchModel:
     #: The label of the identifier-codes comparison among the model's fields
     #: (see :mod:`lsh_frame.compare.codes`), when it read them.
     codes: str | None = None
+    #: What a person's answers taught it (see :mod:`lsh_frame.decide.taught`):
+    #: shifts of the fields' weights and of the prior's log odds.
+    taught: Taught | None = None
+
+    @property
+    def log_prior_odds(self) -> float:
+        """The prior's log odds (natural log), shifted by the answers."""
+        shift = 0.0 if self.taught is None else self.taught.prior_shift
+        return float(np.log(self.prior / (1 - self.prior))) + shift
+
+    def weights_of(self, label: str) -> npt.NDArray[np.float64]:
+        """One field's weight (natural log) per present level, as it decides."""
+        weights = np.log(self.m[label] / self.u[label])
+        if self.taught is not None and label in self.taught.shifts:
+            weights = weights + self.taught.shifts[label]
+        return weights
 
     def cuts_of(self, label: str) -> tuple[float, ...]:
         """Level cuts of one field."""
@@ -195,7 +212,7 @@ class MatchModel:
     ) -> npt.NDArray[np.float64]:
         """:meth:`probability` from levels already computed with :meth:`levels`."""
         size = next(iter(levels.values())).size
-        log_odds = np.full(size, np.log(self.prior / (1 - self.prior)))
+        log_odds = np.full(size, self.log_prior_odds)
         for weights in self.level_weights(levels).values():
             log_odds += weights
         return 1 / (1 + np.exp(-log_odds))
@@ -220,6 +237,10 @@ class MatchModel:
         for members, _, chosen, weight in self.joint_readings(levels):
             for label in members:
                 weights[label][chosen] = weight / len(members)
+        if self.taught is not None:
+            for label, level in levels.items():
+                if label in self.taught.shifts:
+                    weights[label] += np.append(self.taught.shifts[label], 0.0)[level]
         return weights
 
     def joint_readings(
@@ -343,7 +364,7 @@ class MatchModel:
         size = next(iter(levels.values())).size
         found = np.zeros(size, dtype=bool)
         for label, level in levels.items():
-            positive = np.append(self.m[label] > self.u[label], False)
+            positive = np.append(self.weights_of(label) > 0, False)
             found |= positive[level]
         return found
 
@@ -370,10 +391,11 @@ class MatchModel:
         [0.9, 0.032, 0.5]
         """
         size = next(iter(field_scores.values())).size
-        start = np.full(size, np.log2(self.prior / (1 - self.prior)))
+        shift = 0.0 if self.taught is None else self.taught.prior_shift / np.log(2)
+        start = np.full(size, np.log2(self.prior / (1 - self.prior)) + shift)
         if self.alone_prior is not None and alone is not None:
             alone_log_odds = np.log2(self.alone_prior / (1 - self.alone_prior))
-            start[np.asarray(alone, dtype=bool)] = alone_log_odds
+            start[np.asarray(alone, dtype=bool)] = alone_log_odds + shift
         levels = {
             label: self.levels(
                 np.asarray(field_scores[label], dtype=np.float64), self.cuts_of(label)

@@ -13,11 +13,13 @@ import re
 from typing import TYPE_CHECKING, Any, get_args
 
 import numpy as np
+import numpy.typing as npt
 
 from lsh_frame.compare.levels import _CLASSIC_CUTS, level_names
 from lsh_frame.config import NEIGHBOURS_KEY, Comparison
 from lsh_frame.decide.em import _field_pairs_from, _together_from
 from lsh_frame.decide.matching import Matching
+from lsh_frame.decide.taught import Taught
 from lsh_frame.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -149,6 +151,7 @@ def from_dict(
         )
     placeholders = read_placeholders(learned.get("placeholders", {}), m, owner)
     matching = _matching_from(learned.get("matching"), owner)
+    taught = _taught_from(learned.get("taught"), m, owner)
     codes = learned.get("codes")
     if codes is not None and not (
         isinstance(codes, str) and (codes in m or codes in no_values)
@@ -173,6 +176,7 @@ def from_dict(
         match_cut=float(match_cut),
         matching=matching,
         codes=codes,
+        taught=taught,
         cuts=tuple(float(cut) for cut in cuts),
         field_cuts={
             label: tuple(float(cut) for cut in given)
@@ -182,7 +186,17 @@ def from_dict(
 
 
 def to_dict(self: MatchModel) -> dict[str, Any]:
-    """Return the learned numbers: prior, and m, u and weight (bits) per level."""
+    """Return the learned numbers: prior, and m, u and weight (bits) per level.
+
+    A taught model's weights are those that decide: the learned ones plus the
+    answers' shifts (``taught_shift``, in bits, per level).
+    """
+
+    def shift_bits(label: str) -> npt.NDArray[np.float64] | float:
+        if self.taught is None or label not in self.taught.shifts:
+            return 0.0
+        return self.taught.shifts[label] / np.log(2)
+
     return {
         "prior": self.prior,
         "levels": level_names(self.cuts),
@@ -192,7 +206,18 @@ def to_dict(self: MatchModel) -> dict[str, Any]:
             label: {
                 "m": self.m[label].tolist(),
                 "u": self.u[label].tolist(),
-                "weight": np.log2(self.m[label] / self.u[label]).round(3).tolist(),
+                "weight": (np.log2(self.m[label] / self.u[label]) + shift_bits(label))
+                .round(3)
+                .tolist(),
+                **(
+                    {
+                        "taught_shift": (self.taught.shifts[label] / np.log(2))
+                        .round(3)
+                        .tolist()
+                    }
+                    if self.taught is not None and label in self.taught.shifts
+                    else {}
+                ),
             }
             for label in self.m
         },
@@ -213,9 +238,38 @@ def to_dict(self: MatchModel) -> dict[str, Any]:
             else {}
         ),
         "match_cut": self.match_cut,
+        **({} if self.taught is None else {"taught": self.taught.to_dict()}),
         **({} if self.matching is None else {"matching": self.matching.to_dict()}),
         **({} if self.codes is None else {"codes": self.codes}),
     }
+
+
+def _taught_from(
+    spec: Any, m: dict[str, npt.NDArray[np.float64]], owner: str
+) -> Taught | None:
+    """Read what a saved model's answers taught it (absent: nothing)."""
+    if spec is None:
+        return None
+    try:
+        taught = Taught.from_dict(spec)
+    except (TypeError, KeyError, ValueError, AttributeError):
+        taught = None
+    if (
+        taught is None
+        or not all(
+            label in m
+            and values.shape == m[label].shape
+            and bool(np.isfinite(values).all())
+            for label, values in taught.shifts.items()
+        )
+        or not np.isfinite(taught.prior_shift)
+    ):
+        raise ConfigError(
+            f"{owner} got a learned model whose 'taught' is not {{'shifts': {{field: "
+            "one number per level}, 'prior_shift': number, 'answers': count, "
+            f"'matches': count, 'date': day}} over its fields. Got {spec!r}."
+        )
+    return taught
 
 
 def _matching_from(spec: Any, owner: str) -> Matching | None:

@@ -4,17 +4,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
+from lsh_frame._validation import check_frame
 from lsh_frame.block.candidates import candidates
 from lsh_frame.block.fields import other_table
 from lsh_frame.decide.closing import check_transitive
+from lsh_frame.decide.labels import check_labels, place_answers, unfound_pairs
 from lsh_frame.decide.one_to_one import check_one_to_one
 from lsh_frame.decide.score import score
 from lsh_frame.decide.through_matches import _with_pairs_through_matches
 
 if TYPE_CHECKING:
     from lsh_frame.decide.closing import Transitive
+    from lsh_frame.decide.labels import Placed
     from lsh_frame.decide.matches import MinScore
     from lsh_frame.decide.one_to_one import OneToOne
 
@@ -39,6 +43,7 @@ def pairs(
     estimate: bool = False,
     one_to_one: OneToOne = "auto",
     transitive: Transitive = "auto",
+    labels: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Candidate pairs and their scores in one call.
 
@@ -59,6 +64,9 @@ def pairs(
     candidates (``found_by`` ``"through_matches"``), decided by that rule
     alone; counted first, and skipped with a warning when they would carry
     the frame past ``max_pairs`` (see :mod:`lsh_frame.decide.closing`).
+    ``labels`` (a person's answers, see :func:`score`) teach the model, and
+    the answered pairs that blocking did not find are added to the
+    candidates (``found_by`` ``"labels"``), so every answer is honoured.
 
     Examples
     --------
@@ -73,6 +81,17 @@ def pairs(
     other = other_table(frame, fields, other, right_on, "pairs")
     check_one_to_one(one_to_one, "pairs", link=other is not None)
     check_transitive(transitive, "pairs", link=other is not None)
+    answers = check_labels(labels, "pairs")
+    placed = (
+        None
+        if answers is None
+        else place_answers(
+            answers,
+            check_frame(frame, "frame", "pairs"),
+            None if other is None else check_frame(other, "other", "pairs"),
+            "pairs",
+        )
+    )
     candidate_pairs = candidates(
         frame,
         fields,
@@ -85,6 +104,8 @@ def pairs(
         max_pairs=max_pairs,
         collapse_identical=True,
     )
+    if placed is not None:
+        candidate_pairs = _with_answered(candidate_pairs, placed, frame, other)
     scored = score(
         frame,
         candidate_pairs,
@@ -97,6 +118,7 @@ def pairs(
         seed=seed,
         one_to_one=one_to_one,
         transitive=transitive,
+        labels=labels,
     )
     if other is not None:
         return scored
@@ -110,3 +132,36 @@ def pairs(
         num_perm=num_perm,
         seed=seed,
     )
+
+
+def _with_answered(
+    candidate_pairs: pd.DataFrame,
+    placed: Placed,
+    frame: pd.DataFrame,
+    other: pd.DataFrame | None,
+) -> pd.DataFrame:
+    """Add the answered pairs blocking did not find after the candidates."""
+    right_frame = frame if other is None else other
+    left = frame.index.get_indexer_for(pd.Index(candidate_pairs["left"]))
+    right = right_frame.index.get_indexer_for(pd.Index(candidate_pairs["right"]))
+    added = unfound_pairs(
+        placed,
+        np.asarray(left, dtype=np.int64),
+        np.asarray(right, dtype=np.int64),
+        frame,
+        other,
+    )
+    if added.empty:
+        return candidate_pairs
+    found_by = candidate_pairs["found_by"]
+    joined: Any = (
+        pd.api.types.union_categoricals(
+            [found_by, added["found_by"].astype("category")], ignore_order=True
+        )
+        if isinstance(found_by.dtype, pd.CategoricalDtype)
+        else pd.concat([found_by, added["found_by"]], ignore_index=True)
+    )
+    result = pd.concat([candidate_pairs, added], ignore_index=True)
+    result["found_by"] = pd.Series(joined, index=result.index)
+    result.attrs = candidate_pairs.attrs
+    return result

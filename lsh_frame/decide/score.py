@@ -34,6 +34,12 @@ from lsh_frame.compare.plan import (
 from lsh_frame.compare.table_checks import check_tables
 from lsh_frame.decide.closing import check_transitive, closable, close
 from lsh_frame.decide.cut import ScoreSpread
+from lsh_frame.decide.labels import (
+    LABELS_KEY,
+    check_labels,
+    labelled_rows,
+    place_answers,
+)
 from lsh_frame.decide.learn import learn_model
 from lsh_frame.decide.links import (
     exclusive_matches,
@@ -62,6 +68,12 @@ from lsh_frame.decide.one_to_one import (
     one_to_one_matches,
 )
 from lsh_frame.decide.tables import LevelTable
+from lsh_frame.decide.teaching import (
+    answered_choice,
+    honour,
+    labels_attrs,
+    taught_model,
+)
 from lsh_frame.decide.weak_keys import (
     TRAIN_ON_OTHERS_SHARE,
     _learned_from_other_keys,
@@ -95,6 +107,7 @@ def score(
     seed: int = 1,
     one_to_one: OneToOne = "auto",
     transitive: Transitive = "auto",
+    labels: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Score candidate pairs field by field and decide which are matches.
 
@@ -166,6 +179,15 @@ def score(
         between matches (x matches y, y matches z) are closed by a match.
         True always closes; False never does. With ``other``, ``"auto"`` and
         False do nothing and True raises :class:`~lsh_frame.ConfigError`.
+    labels : DataFrame, optional
+        A person's answers: columns ``left`` and ``right`` (the two records'
+        index labels) and ``match`` (True, False, or missing for unsure), for
+        example from :func:`lsh_frame.uncertain_pairs`. The learned model is
+        taught by the answered pairs among ``pairs`` (see
+        :mod:`lsh_frame.decide.taught`; ``attrs["lsh_frame"]["model"]["taught"]``
+        says how its weights moved), and every answered pair's ``match`` is its
+        answer. Answers about pairs that are not among ``pairs`` change nothing
+        here; :func:`lsh_frame.pairs` adds them to the candidates.
 
     Returns
     -------
@@ -216,6 +238,7 @@ def score(
         owner="score",
         one_to_one=one_to_one,
         transitive=transitive,
+        labels=labels,
     )
 
 
@@ -234,10 +257,13 @@ def _score(
     owner: str,
     one_to_one: OneToOne = "auto",
     transitive: Transitive = "auto",
+    labels: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     frame = check_frame(frame, "frame", owner)
     if other is not None:
         other = check_frame(other, "other", owner)
+    answers = check_labels(labels, owner)
+    placed = None if answers is None else place_answers(answers, frame, other, owner)
     one_to_one = check_one_to_one(one_to_one, owner, link=other is not None)
     transitive = check_transitive(transitive, owner, link=other is not None)
     pairs = check_pairs(pairs, owner)
@@ -259,6 +285,11 @@ def _score(
     right_positions = pair_positions(pairs["right"], right_frame.index, "right", owner)
     whole = {"left": frame, "right": right_frame}
     positions = (left_positions, right_positions)
+    rows, answered = (
+        (np.empty(0, dtype=np.int64), np.empty(0))
+        if placed is None
+        else labelled_rows(placed, *positions, len(right_frame))
+    )
     if other is None:
         frame, (left_positions, right_positions) = _rows_in_use(
             frame, left_positions, right_positions
@@ -268,12 +299,19 @@ def _score(
         other, (right_positions,) = _rows_in_use(other, right_positions)
     columns = score_fields(plan, frame, other, left_positions, right_positions, owner)
     identical = identical_mask(plan, pairs)
-    alone_keys = alone_keys_of(plan, pairs)
+    # Answered pairs that blocking did not find are decided by their answers,
+    # and neither learned from without labels nor counted as a key.
+    for_labels = (
+        pairs["found_by"].eq(LABELS_KEY).to_numpy(dtype=bool, na_value=False)
+        if "found_by" in pairs
+        else np.zeros(len(pairs), dtype=bool)
+    )
+    alone_keys = alone_keys_of(plan, pairs[~for_labels] if for_labels.any() else pairs)
     alone = found_only_by(pairs, alone_keys)
     # Pairs only compound keys found are decided, never learned from: the
     # other keys' pairs are decided as they would be without them.
-    aside = added_by_compound(pairs)
-    held_out = identical | aside
+    aside = added_by_compound(pairs) & ~for_labels
+    held_out = identical | aside | for_labels
 
     _progress.step("deciding matches")
     # The model learns from the straight scores; the decision reads swapped
@@ -363,6 +401,8 @@ def _score(
     if model is None and chosen is not None:
         provisional = provisional_matches(plan, combined, chosen)
     levels = plan.levels(field_scores(plan, columns))
+    if model is not None and placed is not None:
+        model = taught_model(plan, model, levels, alone, positions, rows, answered)
     probability, match = decide(plan, model, levels, provisional, alone, positions)
     if model is not None and plan.given_model is None:
         assert probability is not None
@@ -371,18 +411,17 @@ def _score(
         )
         match = model_matches(model, levels, probability)
     probability, match = force_identical(probability, match, identical)
+    choice, match = answered_choice(probability, match, rows, answered)
 
-    if model is not None and model.matching is not None and probability is not None:
-        kept = exclusive_matches(
-            *positions, probability, match, model.matching.exclusive
-        )
+    if model is not None and model.matching is not None and choice is not None:
+        kept = exclusive_matches(*positions, choice, match, model.matching.exclusive)
         chosen_one_to_one = matching_choice(
             one_to_one, model, shape, int(match.sum() - kept.sum())
         )
         match = kept
     else:
         match, chosen_one_to_one = one_to_one_matches(
-            one_to_one, plan, *positions, probability, combined, match, within, shape
+            one_to_one, plan, *positions, choice, combined, match, within, shape
         )
     match, closed = close(
         transitive,
@@ -396,11 +435,14 @@ def _score(
             probability, None if model is None else model.match_cut, identical
         ),
     )
+    match = honour(match, rows, answered)
     if probability is not None:
         columns["match_probability"] = probability
     columns["match"] = match
     attrs = scored_attrs(plan, chosen, model, fit, shape)
     attrs["one_to_one"] = chosen_one_to_one
     attrs["transitive"] = closed
+    if placed is not None:
+        attrs["labels"] = labels_attrs(placed, rows, model)
     warn_fallback(attrs)
     return scored_frame(pairs, columns, attrs)

@@ -137,6 +137,7 @@ class Index:
         seed: int = 1,
         max_bucket: int = 1_000,
         progress: bool = False,
+        labels: pd.DataFrame | None = None,
     ) -> Index:
         """Resolve a table and hold it for matching new records.
 
@@ -161,6 +162,11 @@ class Index:
             Blocking options, as for :func:`lsh_frame.candidates`.
         progress : bool
             Show the steps on a progress line on stderr.
+        labels : DataFrame, optional
+            A person's answers about pairs of the table's records (columns
+            ``left``, ``right``, ``match``; see :func:`lsh_frame.uncertain_pairs`):
+            they teach the model every later query decides with (see
+            :func:`lsh_frame.score`).
 
         Returns
         -------
@@ -184,14 +190,16 @@ class Index:
             "seed": seed,
             "max_bucket": max_bucket,
             "max_pairs": 50_000_000,
+            "labels": labels,
         }
         with _progress.reporting(progress, owner):
             decision: Any = min_score
             ids = given_ids
-            if given_ids is None or min_score == "auto":
+            taught = labels is not None
+            if given_ids is None or min_score == "auto" or taught:
                 found_ids, info = _entities(frame, fields, options, False, owner)
                 ids = found_ids if given_ids is None else given_ids
-                if min_score == "auto":
+                if min_score == "auto" or (taught and info.get("model") is not None):
                     model = info.get("model")
                     decision = (
                         MatchModel.from_dict(model)

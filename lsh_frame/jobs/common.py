@@ -38,6 +38,7 @@ _PIPELINE_OPTIONS = (
     "seed",
     "max_bucket",
     "max_pairs",
+    "labels",
 )
 
 

@@ -58,6 +58,7 @@ def _entities(
         "min_score": decision.get("min_score"),
         "min_score_rule": decision.get("min_score_rule"),
         "model": decision.get("model"),
+        **({"labels": decision["labels"]} if "labels" in decision else {}),
     }
     return ids, info
 
@@ -75,6 +76,7 @@ def dedupe(
     seed: int = 1,
     max_bucket: int = 1_000,
     max_pairs: int = 50_000_000,
+    labels: pd.DataFrame | None = None,
     id_column: Hashable = "cluster_id",
     size_column: Hashable = "cluster_size",
     progress: bool = False,
@@ -102,6 +104,11 @@ def dedupe(
         How matches are decided (see :func:`~lsh_frame.score`).
     recall, num_perm, seed, max_bucket, max_pairs
         Blocking options, as in :func:`~lsh_frame.candidates`.
+    labels : DataFrame, optional
+        A person's answers about pairs (columns ``left``, ``right``,
+        ``match``; see :func:`~lsh_frame.uncertain_pairs`): they teach the
+        model and every answered pair is decided by its answer (see
+        :func:`~lsh_frame.score`).
     id_column, size_column : column label
         Names of the two columns added. A frame that already has a column of
         that name raises :class:`~lsh_frame.ColumnError`.
@@ -247,6 +254,7 @@ def drop_duplicates(
     seed: int = 1,
     max_bucket: int = 1_000,
     max_pairs: int = 50_000_000,
+    labels: pd.DataFrame | None = None,
     progress: bool = False,
 ) -> pd.DataFrame:
     """One row per entity, like :meth:`pandas.DataFrame.drop_duplicates`.
@@ -276,6 +284,8 @@ def drop_duplicates(
         Number the result 0, 1, 2 ... instead of keeping the labels.
     threshold, min_score, recall, num_perm, seed, max_bucket, max_pairs, progress
         As in :func:`dedupe`.
+    labels : DataFrame, optional
+        A person's answers, as in :func:`dedupe`.
 
     Returns
     -------
@@ -327,6 +337,7 @@ def duplicated(
     seed: int = 1,
     max_bucket: int = 1_000,
     max_pairs: int = 50_000_000,
+    labels: pd.DataFrame | None = None,
     progress: bool = False,
 ) -> pd.Series:
     """Which rows duplicate another, like :meth:`pandas.DataFrame.duplicated`.
@@ -350,6 +361,8 @@ def duplicated(
         every row of an entity with several rows.
     threshold, min_score, recall, num_perm, seed, max_bucket, max_pairs, progress
         As in :func:`dedupe`.
+    labels : DataFrame, optional
+        A person's answers, as in :func:`dedupe`.
 
     Returns
     -------

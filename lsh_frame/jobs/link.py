@@ -123,6 +123,7 @@ def link(
     seed: int = 1,
     max_bucket: int = 1_000,
     max_pairs: int = 50_000_000,
+    labels: pd.DataFrame | None = None,
     values: bool = False,
     one_to_one: OneToOne = "auto",
     progress: bool = False,
@@ -149,7 +150,7 @@ def link(
         keep their name). With ``left_on`` too, ``left_on[i]`` is matched with
         ``right_on[i]``. The result equals renaming the right table's columns
         first; ``right`` is not modified.
-    threshold, min_score, recall, num_perm, seed, max_bucket, max_pairs
+    threshold, min_score, recall, num_perm, seed, max_bucket, max_pairs, labels
         As in :func:`~lsh_frame.pairs`.
     values : bool
         Also show both records' values of every field side by side.

@@ -137,6 +137,7 @@ def merge(
     seed: int = 1,
     max_bucket: int = 1_000,
     max_pairs: int = 50_000_000,
+    labels: pd.DataFrame | None = None,
     progress: bool = False,
 ) -> pd.DataFrame:
     """Join two tables on similarity, like :func:`pandas.merge`.
@@ -187,7 +188,7 @@ def merge(
         ``"many_to_one"``, no left row matches several right rows. Checked
         after ``one_to_one``; a broken rule raises
         :class:`~lsh_frame.MergeError` naming the records.
-    threshold, recall, num_perm, seed, max_bucket, max_pairs, progress
+    threshold, recall, num_perm, seed, max_bucket, max_pairs, progress, labels
         As in :func:`link`.
 
     Returns
@@ -266,6 +267,7 @@ def merge(
         seed=seed,
         max_bucket=max_bucket,
         max_pairs=max_pairs,
+        labels=labels,
         one_to_one=plan.one_to_one,
         progress=progress,
     )
@@ -297,6 +299,7 @@ def merge(
             "min_score": decision.get("min_score"),
             "min_score_rule": decision.get("min_score_rule"),
             "model": decision.get("model"),
+            **({"labels": decision["labels"]} if "labels" in decision else {}),
             "one_to_one": decision.get("one_to_one"),
         }
     }
