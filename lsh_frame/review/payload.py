@@ -7,10 +7,11 @@ megabytes and parse in milliseconds:
 
 - ``tables``: the records the pairs name (only those), each table's index
   labels and its compared columns' values as text (``null`` when missing);
-- ``pairs``: per pair its records (positions in ``tables``), score and match
+- ``pairs``: per pair its records (positions in ``tables``; the left ones as
+  steps from the pair before), score and match
   probability (integers in thousandths and ten-thousandths), decision, the
   keys that found it, and per field its score, level and weight in bits (a
-  code into the field's table of weights), so the page draws each pair's
+  code into the field's table of readings), so the page draws each pair's
   waterfall exactly as :func:`lsh_frame.explain` reads it;
 - ``entities``: the entity of every record (connected components of the
   matches, as :func:`lsh_frame.cluster` forms them).
@@ -135,19 +136,32 @@ def _waterfall(
         "fields": [],
     }
     for label in order:
-        weights, codes = np.unique(
-            np.round(evidence.weights[label], 4), return_inverse=True
+        # One code per pair into the field's distinct (level, weight) readings:
+        # a level's weight is one number unless fields are read together.
+        readings, codes = np.unique(
+            np.column_stack(
+                [
+                    evidence.levels[label].astype(np.float64),
+                    np.round(evidence.weights[label], 4),
+                ]
+            ),
+            axis=0,
+            return_inverse=True,
         )
         result["fields"].append(
             {
                 "field": label,
                 "levels": [*level_names(model.cuts_of(label)), "missing"],
-                "level": evidence.levels[label].astype(np.int64).tolist(),
-                "weights": weights.tolist(),
-                "weight": codes.astype(np.int64).tolist(),
+                "readings": [[int(level), weight] for level, weight in readings],
+                "code": codes.reshape(-1).astype(np.int64).tolist(),
             }
         )
     return result
+
+
+def _deltas(values: npt.NDArray[np.int64]) -> list[int]:
+    """Each value less the one before (the page adds them up): shorter text."""
+    return np.diff(values, prepend=0).astype(np.int64).tolist()
 
 
 def _entities(
@@ -262,7 +276,8 @@ def build_payload(
         else pd.Series(pd.Categorical([""] * len(scored)))
     )
     pairs: dict[str, Any] = {
-        "left": left_codes.astype(np.int64).tolist(),
+        # Pairs come sorted by their left record: small steps.
+        "left": _deltas(left_codes.astype(np.int64)),
         "right": right_codes.astype(np.int64).tolist(),
         "score": _milli(scored["score"], 1000),
         "probability": (

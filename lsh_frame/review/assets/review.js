@@ -6,6 +6,7 @@
   const DATA = JSON.parse(document.getElementById("lsh-data").textContent);
   const P = DATA.pairs;
   const N = P.left.length;
+  for (let i = 1; i < N; i++) P.left[i] += P.left[i - 1]; // sent as steps
   const PAGE = 25;
   const DOUBT = 0.1; // a pair is doubtful when 1 - |2p - 1| >= DOUBT (p in [0.05, 0.95])
   const STORE = "lsh_frame.review." + PAGE_KEY;
@@ -285,9 +286,9 @@
     let bits = M.starts[M.start[i]];
     const steps = [{ name: "prior", bits: bits, total: bits }];
     for (const F of M.fields) {
-      const w = F.weights[F.weight[i]];
+      const [level, w] = F.readings[F.code[i]];
       bits += w;
-      steps.push({ name: F.field, level: F.levels[F.level[i]], bits: w, total: bits });
+      steps.push({ name: F.field, level: F.levels[level], bits: w, total: bits });
     }
     return steps;
   }
