@@ -39,41 +39,33 @@ def test_review_of_saved_dedupe_pairs(customers, tmp_path, capsys, index_col):
         tmp_path / "review.html",
     )
     ids = [] if index_col is None else ["--index-col", index_col]
-    assert (
-        cli.main(
-            [
-                "dedupe",
-                str(table),
-                "--on",
-                ",".join(COLUMNS),
-                "-o",
-                str(tmp_path / "out.csv"),
-                "--pairs-output",
-                str(pairs),
-                "--save-model",
-                str(model),
-                "--digits",
-                "all",
-                *ids,
-            ]
-        )  # fmt: skip
-        == 0
-    )
-    assert (
-        cli.main(
-            [
-                "review",
-                str(pairs),
-                str(table),
-                "--model",
-                str(model),
-                "-o",
-                str(page),
-                *ids,
-            ]
-        )  # fmt: skip
-        == 0
-    )
+    argv = [
+        "dedupe",
+        str(table),
+        "--on",
+        ",".join(COLUMNS),
+        "-o",
+        str(tmp_path / "out.csv"),
+        "--pairs-output",
+        str(pairs),
+        "--save-model",
+        str(model),
+        "--digits",
+        "all",
+        *ids,
+    ]  # fmt: skip
+    assert cli.main(argv) == 0
+    argv = [
+        "review",
+        str(pairs),
+        str(table),
+        "--model",
+        str(model),
+        "-o",
+        str(page),
+        *ids,
+    ]  # fmt: skip
+    assert cli.main(argv) == 0
     assert "open it in a browser" in capsys.readouterr().err
     data = _data(page)
     saved = pd.read_csv(pairs)
@@ -92,50 +84,42 @@ def test_review_of_saved_link_pairs(tmp_path):
     left.to_csv(left_path, index=False)
     right.to_csv(right_path, index=False)
     pairs, page = tmp_path / "pairs.csv", tmp_path / "review.html"
-    assert (
-        cli.main(
-            [
-                "link",
-                str(left_path),
-                str(right_path),
-                "--on",
-                "name",
-                "--right-on",
-                "full",
-                "--index-col",
-                "id",
-                "--right-index-col",
-                "key",
-                "--pairs",
-                "--min-score",
-                "0.5",
-                "-o",
-                str(pairs),
-                "-q",
-            ]
-        )  # fmt: skip
-        == 0
-    )
-    assert (
-        cli.main(
-            [
-                "review",
-                str(pairs),
-                str(left_path),
-                str(right_path),
-                "--index-col",
-                "id",
-                "--right-index-col",
-                "key",
-                "--right-on",
-                "full",
-                "-o",
-                str(page),
-                "-q",
-            ]
-        )  # fmt: skip
-        == 0
-    )
+    argv = [
+        "link",
+        str(left_path),
+        str(right_path),
+        "--on",
+        "name",
+        "--right-on",
+        "full",
+        "--index-col",
+        "id",
+        "--right-index-col",
+        "key",
+        "--pairs",
+        "--min-score",
+        "0.5",
+        "-o",
+        str(pairs),
+        "-q",
+    ]  # fmt: skip
+    assert cli.main(argv) == 0
+    argv = [
+        "review",
+        str(pairs),
+        str(left_path),
+        str(right_path),
+        "--index-col",
+        "id",
+        "--right-index-col",
+        "key",
+        "--right-on",
+        "full",
+        "-o",
+        str(page),
+        "-q",
+    ]  # fmt: skip
+    assert cli.main(argv) == 0
     data = _data(page)
     assert data["link"] is True
     assert data["tables"][1]["columns"]["name"] == ["anne lee", "bob chan"]
