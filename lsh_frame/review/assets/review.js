@@ -127,7 +127,9 @@
     }
     return html + (open ? "</mark>" : "");
   }
-  const pct = (p) => p < 0.001 && p > 0 ? p.toExponential(1) : p.toFixed(3);
+  // As explain shows a probability: values near 0 or 1 still differ.
+  const pct = (p) => p < 0.001 && p > 0 ? p.toExponential(1)
+    : p > 0.999 && p < 1 ? "1 − " + (1 - p).toExponential(1) : p.toFixed(3);
   const sigmoid = (bits) => 1 / (1 + Math.pow(2, -bits));
 
   // --- search text, built on first use ----------------------------------------
@@ -293,7 +295,7 @@
     return steps;
   }
   function waterfall(steps) {
-    const width = 56 * (steps.length + 1) + 40, height = 200, top = 16, bottom = 36;
+    const step = 78, width = step * (steps.length + 1) + 40, height = 200, top = 16, bottom = 36;
     let low = 0, high = 0;
     for (const s of steps) { low = Math.min(low, s.total, s.total - s.bits); high = Math.max(high, s.total, s.total - s.bits); }
     low = Math.min(low, -1); high = Math.max(high, 1);
@@ -302,15 +304,16 @@
     svg += `<line x1="30" x2="${width}" y1="${y(0)}" y2="${y(0)}" stroke="#9aa3ab"/>`;
     const all = [...steps, { name: "total", bits: steps[steps.length - 1].total, total: steps[steps.length - 1].total, isTotal: true }];
     all.forEach((s, k) => {
-      const x = 36 + k * 56;
+      const x = 36 + k * step;
       const from = s.isTotal || k === 0 ? 0 : s.total - s.bits;
       const color = k === 0 ? "#8a949e" : s.bits >= 0 ? "#3c9d48" : "#d64541";
       const y1 = y(Math.max(from, s.total)), y2 = y(Math.min(from, s.total));
-      svg += `<rect x="${x}" y="${y1}" width="44" height="${Math.max(1, y2 - y1)}" fill="${color}"` +
+      svg += `<rect x="${x}" y="${y1}" width="60" height="${Math.max(1, y2 - y1)}" fill="${color}"` +
         (s.isTotal ? ' stroke="#000"' : "") + `><title>${esc(s.name)}: ${s.bits.toFixed(2)} bits</title></rect>`;
-      svg += `<text x="${x + 22}" y="${y1 - 3}" text-anchor="middle">${(s.bits >= 0 ? "+" : "") + s.bits.toFixed(2)}</text>`;
-      svg += `<text x="${x + 22}" y="${height - 20}" text-anchor="middle">${esc(s.name.slice(0, 10))}</text>`;
-      if (s.level) svg += `<text x="${x + 22}" y="${height - 7}" text-anchor="middle">${esc(s.level)}</text>`;
+      svg += `<text x="${x + 30}" y="${y1 - 3}" text-anchor="middle">${(s.bits >= 0 ? "+" : "") + s.bits.toFixed(2)}</text>`;
+      const name = s.name.length > 12 ? s.name.slice(0, 11) + "…" : s.name;
+      svg += `<text x="${x + 30}" y="${height - 20}" text-anchor="middle">${esc(name)}</text>`;
+      if (s.level) svg += `<text x="${x + 30}" y="${height - 7}" text-anchor="middle">${esc(s.level)}</text>`;
     });
     return svg + "</svg>";
   }
