@@ -138,21 +138,22 @@ def _waterfall(
     for label in order:
         # One code per pair into the field's distinct (level, weight) readings:
         # a level's weight is one number unless fields are read together.
+        weights, weight_codes = np.unique(
+            np.round(evidence.weights[label], 4), return_inverse=True
+        )
+        levels = evidence.levels[label].astype(np.int64)
+        count = weights.size
         readings, codes = np.unique(
-            np.column_stack(
-                [
-                    evidence.levels[label].astype(np.float64),
-                    np.round(evidence.weights[label], 4),
-                ]
-            ),
-            axis=0,
-            return_inverse=True,
+            levels * count + weight_codes.reshape(-1), return_inverse=True
         )
         result["fields"].append(
             {
                 "field": label,
                 "levels": [*level_names(model.cuts_of(label)), "missing"],
-                "readings": [[int(level), weight] for level, weight in readings],
+                "readings": [
+                    [int(reading // count), float(weights[reading % count])]
+                    for reading in readings
+                ],
                 "code": codes.reshape(-1).astype(np.int64).tolist(),
             }
         )
