@@ -227,3 +227,26 @@ def test_labels_accept_the_exported_csv(page, scored, people, downloads):
         assert bool(decided.loc[(left, right)]) is bool(match)
     assert not decided.loc[(scored["left"].iloc[wrong], scored["right"].iloc[wrong])]
     assert np.isin(answers["match"], [True, False]).all()
+
+
+def test_a_link_without_a_model_and_markup_in_values(driver, tmp_path):
+    left = pd.DataFrame(
+        {"name": ["<b>ann</b> lee", "bo chan", "cy park"]}, index=["a1", "a2", "a3"]
+    )
+    right = pd.DataFrame(
+        {"name": ["<b>anne</b> lee", "bob chan", "zed"]}, index=["b1", "b2", "b3"]
+    )
+    scored = lf.pairs(left, ["name"], other=right, min_score=0.5)
+    page = lf.review(scored, left, right, path=tmp_path / "link.html")
+    driver.get(page.as_uri())
+    _ready(driver)
+    assert _errors(driver) == []
+    assert "no learned model" in _find(driver, "#summary").text
+    _find(driver, "#list li.row").click()
+    detail = _find(driver, "#detail")
+    assert "<b>ann</b> lee" in detail.text or "<b>anne</b> lee" in detail.text
+    assert not driver.find_elements("css selector", "#detail td b")
+    assert "left a1" in detail.text or "left a2" in detail.text
+    _find(driver, ".pairs-of li").click()
+    assert _find(driver, "#pair-title").text.startswith("Pair a")
+    assert _errors(driver) == []

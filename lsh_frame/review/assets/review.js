@@ -375,8 +375,10 @@
     const order = (a, b) => probability[b] - probability[a] || a - b;
     inner.sort(order);
     outer.sort(order);
-    const listed = inner.concat(outer.slice(0, 10));
-    html += `<h3>Its pairs</h3><p class="note">${inner.length} inside it, ${outer.length} to other records` +
+    // A giant entity lists its 200 most probable pairs inside, not all of them.
+    const listed = inner.slice(0, 200).concat(outer.slice(0, 10));
+    html += `<h3>Its pairs</h3><p class="note">${inner.length} inside it` +
+      (inner.length > 200 ? " (the 200 most probable shown)" : "") + `, ${outer.length} to other records` +
       (outer.length > 10 ? " (the 10 most probable shown)" : "") + '</p><ol class="pairs-of">';
     for (const i of listed) {
       const inside = entityOf[nodeLeft(i)] === e && entityOf[nodeRight(i)] === e;
