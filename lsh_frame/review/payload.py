@@ -31,6 +31,7 @@ from lsh_frame._validation import check_frame, check_pairs
 from lsh_frame.block.fields import mapped_columns
 from lsh_frame.compare.levels import level_names
 from lsh_frame.decide.model import MatchModel
+from lsh_frame.decide.weak_keys import found_only_by
 from lsh_frame.errors import ColumnError, ConfigError
 
 __all__ = ["build_payload"]
@@ -113,12 +114,8 @@ def _waterfall(
             f"pairs have no {missing[0] + '_score'!r} column. Pass the pairs scored "
             "with that model."
         )
-    found_by = scored.get("found_by")
-    alone = (
-        None
-        if found_by is None
-        else found_by.astype(str).isin(list(model.alone_keys)).to_numpy()
-    )
+    # The pairs only a weak key found start from alone_prior, as score reads them.
+    alone = found_only_by(scored, model.alone_keys)
     evidence = model.evidence(
         {
             label: scored[f"{label}_score"].to_numpy(dtype=np.float64)
