@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from lsh_frame.cli.io import OK, InputError, read_table
+from lsh_frame.cli.io import OK, InputError, _check_writable, read_table
 from lsh_frame.cli.options import _columns, _csv_options, _indexed, _load_model
 from lsh_frame.review.page import review
 
@@ -72,6 +72,11 @@ def _same_labels(pairs: pd.DataFrame, column: str, index: pd.Index) -> pd.DataFr
 
 def run_review(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
     """``lsh-frame review``: write the HTML review page of saved scored pairs."""
+    if not str(arguments.output).lower().endswith((".html", ".htm")):
+        raise InputError(
+            f"the review page is HTML: give -o a .html file, not {arguments.output!r}"
+        )
+    _check_writable(arguments.output, "page")
     options = _csv_options(arguments)
     pairs = _numbers(read_table(arguments.pairs, **options))
     frame = _indexed(

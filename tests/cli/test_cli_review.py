@@ -136,3 +136,15 @@ def test_review_refuses_pairs_of_other_records(customers, tmp_path, capsys):
     assert code == 2
     assert "not in the frame" in capsys.readouterr().err
     assert not (tmp_path / "r.html").exists()
+
+
+@pytest.mark.parametrize(
+    ("output", "message"),
+    [("missing/review.html", "does not exist"), ("review.csv", "give -o a .html")],
+)
+def test_review_refuses_an_output_it_cannot_write(tmp_path, capsys, output, message):
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("left,right,score\n", encoding="utf-8")
+    code = cli.main(["review", str(pairs), str(pairs), "-o", str(tmp_path / output)])
+    assert code == 2
+    assert message in capsys.readouterr().err
