@@ -162,6 +162,55 @@ def _deltas(values: npt.NDArray[np.int64]) -> list[int]:
     return np.diff(values, prepend=0).astype(np.int64).tolist()
 
 
+def _readings(scored: pd.DataFrame, attrs: dict[str, Any]) -> list[dict[str, Any]]:
+    """Return the special readings of pairs, as explain names them, and their pairs.
+
+    Fields scored crossed (their values trade places), a value read shifted
+    into another field, familiar forms of one given name, an initial. Each
+    lists the positions of its pairs (few, so sparse).
+    """
+    found: list[tuple[str, str]] = []
+    for check in attrs.get("swaps", []):
+        first, second = check["fields"]
+        found.append(
+            (
+                f"{first}_{second}_swapped",
+                f"{first} and {second} scored crossed: each against the other "
+                "record's other field (the two trade places in these tables)",
+            )
+        )
+    for check in attrs.get("shifts", []):
+        field, into = check["field"], check["into"]
+        found.append(
+            (
+                f"{field}_as_{into}",
+                f"read shifted: one record has no {into} and its {field} is read as "
+                f"its {into}",
+            )
+        )
+    for label in attrs.get("columns", {}):
+        found.append(
+            (
+                f"{label}_nickname",
+                f"{label}: familiar forms of one given name, read as nearly agreeing",
+            )
+        )
+        found.append(
+            (
+                f"{label}_initial",
+                f"{label}: an initial of the other name, read as agreeing at the "
+                "lowest level",
+            )
+        )
+    readings = []
+    for column, text in found:
+        if column in scored and pd.api.types.is_bool_dtype(scored[column].dtype):
+            rows = np.flatnonzero(scored[column].to_numpy(dtype=bool))
+            if rows.size:
+                readings.append({"text": text, "pairs": rows.tolist()})
+    return readings
+
+
 def _entities(
     left: npt.NDArray[np.int64],
     right: npt.NDArray[np.int64],
@@ -309,6 +358,7 @@ def build_payload(
         ],
         "pairs": pairs,
         "cut": {"column": cut_column, "at": cut},
+        "readings": _readings(scored, attrs),
         "model": (
             None if learned is None else _waterfall(scored, learned, fields, owner)
         ),

@@ -151,3 +151,14 @@ def test_a_failed_write_leaves_the_earlier_page(scored, people, tmp_path, monkey
 
 def test_render_is_deterministic(payload):
     assert render(payload) == render(payload)
+
+
+def test_special_readings_name_their_pairs(scored, payload):
+    listed = sorted(tuple(item["pairs"]) for item in payload["readings"])
+    flagged = sorted(
+        tuple(np.flatnonzero(scored[column].to_numpy()).tolist())
+        for column in ("given_name_nickname", "given_name_initial")
+    )
+    assert all(flagged) and listed == flagged
+    texts = " ".join(item["text"] for item in payload["readings"])
+    assert "familiar forms" in texts and "an initial" in texts

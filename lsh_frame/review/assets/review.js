@@ -75,12 +75,21 @@
       return at;
     }));
 
+  // The special readings of pairs (crossed fields, nicknames ...), by pair.
+  const readingsOf = new Map();
+  for (const reading of DATA.readings || [])
+    for (const i of reading.pairs) {
+      if (!readingsOf.has(i)) readingsOf.set(i, []);
+      readingsOf.get(i).push(reading.text);
+    }
+
   // --- answers, kept in the browser's storage ---------------------------------
   let answers = {};
   try { answers = JSON.parse(localStorage.getItem(STORE) || "{}"); } catch (e) { answers = {}; }
   function save() {
     try { localStorage.setItem(STORE, JSON.stringify(answers)); } catch (e) { /* storage off */ }
-    $("answered").textContent = Object.keys(answers).length + " answers";
+    const count = Object.keys(answers).length;
+    $("answered").textContent = count + (count === 1 ? " answer" : " answers");
   }
   function answer(pair, value) { // value: 1, 0, null (unsure) or undefined (clear)
     if (value === undefined) delete answers[pair]; else answers[pair] = value;
@@ -345,6 +354,7 @@
       }
     }
     html += "</table>";
+    for (const text of readingsOf.get(i) || []) html += `<p class="note reading">${esc(text)}</p>`;
     if (steps) {
       html += waterfall(steps);
       const sum = sigmoid(steps[steps.length - 1].total);
