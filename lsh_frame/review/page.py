@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from importlib import resources
 from pathlib import Path
@@ -16,6 +17,8 @@ from lsh_frame.errors import ConfigTypeError
 from lsh_frame.review.payload import build_payload, page_key
 
 __all__ = ["render", "review", "write_atomically"]
+
+_PLACEHOLDER = re.compile(r"__(VERSION|TITLE|STYLE|KEY|SCRIPT|DATA)__")
 
 
 def _asset(name: str) -> str:
@@ -40,17 +43,22 @@ def render(payload: dict[str, Any]) -> str:
     block (JSON reads it back as ``<``).
     """
     data = json.dumps(
-        payload, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        payload,
+        separators=(",", ":"),
+        ensure_ascii=False,
+        allow_nan=False,
+        default=str,  # labels of other kinds (dates, ...) travel as text
     ).replace("<", "\\u003c")
-    # Each placeholder is filled once, the data last, so no value is read as one.
-    page = _asset("review.html")
-    page = page.replace("__VERSION__", __version__)
-    page = page.replace("__TITLE__", _html_text(payload["title"]))
-    page = page.replace("__STYLE__", _asset("review.css"))
-    page = page.replace("__KEY__", page_key(data))
-    page = page.replace("__SCRIPT__", _asset("review.js"))
-    head, tail = page.split("__DATA__", 1)
-    return head + data + tail
+    values = {
+        "VERSION": __version__,
+        "TITLE": _html_text(payload["title"]),
+        "STYLE": _asset("review.css"),
+        "KEY": page_key(data),
+        "SCRIPT": _asset("review.js"),
+        "DATA": data,
+    }
+    # One pass over the template: text put in is never read for placeholders.
+    return _PLACEHOLDER.sub(lambda found: values[found.group(1)], _asset("review.html"))
 
 
 def write_atomically(text: str, path: str | os.PathLike[str]) -> Path:

@@ -95,7 +95,10 @@ def test_the_page_holds_everything_and_no_value_closes_its_script(tmp_path):
             "match": [True, False],
         }
     )
-    page = lf.review(scored, frame, path=tmp_path / "page.html").read_text("utf-8")
+    title = "__DATA__ & <__SCRIPT__>"
+    page = lf.review(scored, frame, path=tmp_path / "page.html", title=title)
+    page = page.read_text("utf-8")
+    assert "<title>__DATA__ &amp; &lt;__SCRIPT__&gt;</title>" in page
     assert page.count("</script>") == 2  # the data's and the code's
     assert "http://" not in page and "https://" not in page
     data = _data_of(page)
