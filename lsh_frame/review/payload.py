@@ -8,11 +8,13 @@ megabytes and parse in milliseconds:
 - ``tables``: the records the pairs name (only those), each table's index
   labels and its compared columns' values as text (``null`` when missing);
 - ``pairs``: per pair its records (positions in ``tables``; the left ones as
-  steps from the pair before), score and match
-  probability (integers in thousandths and ten-thousandths), decision, the
-  keys that found it, and per field its score, level and weight in bits (a
-  code into the field's table of readings), so the page draws each pair's
+  steps from the pair before), score and match probability (integers in
+  thousandths and ten-thousandths), decision, the keys that found it, and
+  per field its score;
+- ``model``: per pair its prior and, per field, its level and weight in bits
+  (a code into the field's table of readings), so the page draws each pair's
   waterfall exactly as :func:`lsh_frame.explain` reads it;
+- ``readings``: the pairs read specially (crossed fields, nicknames ...);
 - ``entities``: the entity of every record (connected components of the
   matches, as :func:`lsh_frame.cluster` forms them).
 """
