@@ -61,12 +61,20 @@ def page(driver, page_path):
     return driver
 
 
-def _ready(driver) -> None:
-    for _ in range(100):
-        if driver.execute_script("return document.body.dataset.ready === '1'"):
-            return
+def _wait(condition, what: str, seconds: float = 30.0) -> None:
+    """Poll ``condition`` until it holds (a busy machine may be slow)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the review page never {what}")
         time.sleep(0.05)
-    raise AssertionError("the review page never finished drawing")
+
+
+def _ready(driver) -> None:
+    _wait(
+        lambda: driver.execute_script("return document.body.dataset.ready === '1'"),
+        "finished drawing",
+    )
 
 
 def _find(driver, selector):
@@ -82,7 +90,8 @@ def _count(driver) -> int:
 
 
 def _set(driver, selector, value) -> None:
-    """Set a filter's value as a person would and let the page hear of it."""
+    """Set a filter's value as a person would; wait for the lists to follow."""
+    before = driver.execute_script("return window.lshReview.refreshed")
     driver.execute_script(
         "const e = document.querySelector(arguments[0]);"
         "if (e.type === 'checkbox') e.checked = arguments[1];"
@@ -91,7 +100,11 @@ def _set(driver, selector, value) -> None:
         selector,
         value,
     )
-    time.sleep(0.3)  # the search waits for typing to pause
+    # The search waits for typing to pause before it filters.
+    _wait(
+        lambda: driver.execute_script("return window.lshReview.refreshed") > before,
+        f"filtered after {selector} changed",
+    )
 
 
 def _errors(driver) -> list:
@@ -184,11 +197,7 @@ def _mark_and_export(page, scored, downloads):
         item.unlink()
     _find(page, "#export").click()
     target = downloads / "answers.csv"
-    for _ in range(100):
-        if target.is_file() and target.stat().st_size:
-            break
-        time.sleep(0.05)
-    assert target.is_file(), "the export did not download"
+    _wait(lambda: target.is_file() and target.stat().st_size > 0, "downloaded")
     return entity_pairs, wrong, target
 
 

@@ -261,7 +261,12 @@
     }
     $("list").innerHTML = html;
   }
-  function refresh() { state.rows = filtered(); state.page = 0; renderList(); }
+  let refreshed = 0; // how many times the lists were filtered (tests wait on it)
+  function refresh() {
+    state.rows = filtered(); state.page = 0; renderList();
+    refreshed++;
+    if (window.lshReview) window.lshReview.refreshed = refreshed;
+  }
 
   // --- detail: an entity, a pair ----------------------------------------------
   function recordsTable(nodes, against) {
@@ -538,6 +543,8 @@
   setView("entities");
   save();
   // For tests and benchmarks: the page is drawn, and its answers as CSV.
-  window.lshReview = { ready: performance.now(), csv: answersCsv, pairs: N, entities: groups };
+  window.lshReview = {
+    ready: performance.now(), csv: answersCsv, pairs: N, entities: groups, refreshed: refreshed,
+  };
   document.body.dataset.ready = "1";
 })();
