@@ -94,6 +94,7 @@ def review(
     right_on: Any = None,
     model: Any = None,
     title: str | None = None,
+    labels: pd.DataFrame | None = None,
 ) -> Path:
     """Write a review page of scored pairs: one self-contained HTML file.
 
@@ -138,6 +139,11 @@ def review(
         ``attrs["lsh_frame"]["model"]``.
     title : str, optional
         The page's title.
+    labels : DataFrame, optional
+        Answers given before (columns ``left``, ``right``, ``match``: an
+        export of an earlier page): the page starts with them marked, and
+        its export keeps them, those of pairs it does not show included.
+        Answers made in the browser since win over them.
 
     Returns
     -------
@@ -161,6 +167,12 @@ def review(
             f"Got {type(path).__name__} instead."
         )
     payload = build_payload(
-        scored, frame, other, right_on=right_on, model=model, title=title
+        scored,
+        frame,
+        other,
+        right_on=right_on,
+        model=model,
+        title=title,
+        labels=labels,
     )
     return write_atomically(render(payload), path)

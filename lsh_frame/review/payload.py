@@ -15,6 +15,7 @@ megabytes and parse in milliseconds:
   (a code into the field's table of readings), so the page draws each pair's
   waterfall exactly as :func:`lsh_frame.explain` reads it;
 - ``readings``: the pairs read specially (crossed fields, nicknames ...);
+- ``answers``: answers given before (``labels=``), which the page starts with;
 - ``entities``: the entity of every record (connected components of the
   matches, as :func:`lsh_frame.cluster` forms them).
 """
@@ -32,6 +33,7 @@ from lsh_frame._kernels.components import components, first_appearance_ids
 from lsh_frame._validation import check_frame, check_pairs
 from lsh_frame.block.fields import mapped_columns
 from lsh_frame.compare.levels import level_names
+from lsh_frame.decide.labels import check_labels, pair_codes, place_answers
 from lsh_frame.decide.model import MatchModel
 from lsh_frame.decide.weak_keys import found_only_by
 from lsh_frame.errors import ColumnError, ConfigError
@@ -213,6 +215,46 @@ def _readings(scored: pd.DataFrame, attrs: dict[str, Any]) -> list[dict[str, Any
     return readings
 
 
+def _given_answers(
+    labels: Any,
+    frame: pd.DataFrame,
+    other: pd.DataFrame | None,
+    left_at: npt.NDArray[np.int64],
+    right_at: npt.NDArray[np.int64],
+    owner: str,
+) -> dict[str, Any] | None:
+    """Answers given before, placed on the page's pairs; the others kept aside.
+
+    An answered pair among the pairs starts the page marked (``pairs``, their
+    rows, and ``match``: 1, 0 or None for unsure); an answered pair the page
+    does not show travels as it is (``others``) so that the export keeps it.
+    """
+    answers = check_labels(labels, owner)
+    if answers is None:
+        return None
+    placed = place_answers(answers, frame, other, owner)
+    right_size = len(frame if other is None else other)
+    shown = pair_codes(left_at, right_at, right_size, placed.link)
+    known, first = np.unique(shown, return_index=True)
+    wanted = placed.codes(right_size)
+    at = np.minimum(np.searchsorted(known, wanted), max(known.size - 1, 0))
+    found = known[at] == wanted if known.size else np.zeros(wanted.size, dtype=bool)
+    right_frame = frame if other is None else other
+
+    def coded(values: npt.NDArray[np.float64]) -> list[int | None]:
+        return [None if value != value else int(value) for value in values.tolist()]
+
+    return {
+        "pairs": first[at[found]].astype(np.int64).tolist(),
+        "match": coded(placed.match[found]),
+        "others": {
+            "left": _labels(frame.index[placed.left[~found]]),
+            "right": _labels(right_frame.index[placed.right[~found]]),
+            "match": coded(placed.match[~found]),
+        },
+    }
+
+
 def _entities(
     left: npt.NDArray[np.int64],
     right: npt.NDArray[np.int64],
@@ -259,6 +301,7 @@ def build_payload(
     right_on: Any = None,
     model: Any = None,
     title: str | None = None,
+    labels: Any = None,
     owner: str = "review",
 ) -> dict[str, Any]:
     """Return the page's data for scored pairs of ``frame`` (and ``other``).
@@ -371,6 +414,9 @@ def build_payload(
             (left_used.size, right_used.size if link else 0),
         ),
     }
+    payload["answers"] = _given_answers(
+        labels, frame, other, left_at.astype(np.int64), right_at.astype(np.int64), owner
+    )
     if learned is not None:
         payload["model"]["match_cut"] = float(learned.match_cut)
         payload["model"]["matching"] = learned.matching is not None

@@ -165,3 +165,27 @@ def test_special_readings_name_their_pairs(scored, payload):
     assert all(flagged) and listed == flagged
     texts = " ".join(item["text"] for item in payload["readings"])
     assert "familiar forms" in texts and "an initial" in texts
+
+
+def test_answers_given_before_start_the_page(scored, people):
+    shown = scored.iloc[[3, 5]]
+    unshown = [i for i in people.index if i not in set(scored["left"])][:2]
+    labels = pd.DataFrame(
+        {
+            # A dedupe's pair in either order; one answer unsure.
+            "left": [shown["right"].iloc[0], shown["left"].iloc[1], unshown[0]],
+            "right": [shown["left"].iloc[0], shown["right"].iloc[1], unshown[1]],
+            "match": [True, None, False],
+        }
+    )
+    answers = build_payload(scored, people, labels=labels)["answers"]
+    assert answers["pairs"] == [3, 5]
+    assert answers["match"] == [1, None]
+    assert answers["others"] == {
+        "left": [unshown[0]],
+        "right": [unshown[1]],
+        "match": [0],
+    }
+    assert build_payload(scored, people)["answers"] is None
+    with pytest.raises(lf.ColumnError, match="'match'"):
+        build_payload(scored, people, labels=labels[["left", "right"]])

@@ -259,3 +259,25 @@ def test_a_link_without_a_model_and_markup_in_values(driver, tmp_path):
     _find(driver, ".pairs-of li").click()
     assert _find(driver, "#pair-title").text.startswith("Pair a")
     assert _errors(driver) == []
+
+
+def test_a_page_starts_with_the_answers_given_before(driver, scored, people, tmp_path):
+    unshown = [i for i in people.index if i not in set(scored["left"])][:2]
+    labels = pd.DataFrame(
+        {
+            "left": [scored["left"].iloc[0], unshown[0]],
+            "right": [scored["right"].iloc[0], unshown[1]],
+            "match": ["True", "False"],
+        }
+    )
+    page = lf.review(scored, people, path=tmp_path / "again.html", labels=labels)
+    driver.get(page.as_uri())
+    _ready(driver)
+    assert _find(driver, "#answered").text == "2 answers"
+    exported = driver.execute_script("return window.lshReview.csv()")
+    assert exported == (
+        "left,right,match\n"
+        f"{labels['left'][0]},{labels['right'][0]},True\n"
+        f"{unshown[0]},{unshown[1]},False\n"
+    )
+    assert _errors(driver) == []

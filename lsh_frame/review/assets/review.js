@@ -84,11 +84,15 @@
     }
 
   // --- answers, kept in the browser's storage ---------------------------------
+  // Answers given before (labels=) come first; those made here since win.
+  const given = {};
+  if (DATA.answers) DATA.answers.pairs.forEach((pair, k) => { given[pair] = DATA.answers.match[k]; });
   let answers = {};
-  try { answers = JSON.parse(localStorage.getItem(STORE) || "{}"); } catch (e) { answers = {}; }
+  try { answers = JSON.parse(localStorage.getItem(STORE) || "null"); } catch (e) { answers = null; }
+  answers = answers === null ? given : answers;
   function save() {
     try { localStorage.setItem(STORE, JSON.stringify(answers)); } catch (e) { /* storage off */ }
-    const count = Object.keys(answers).length;
+    const count = Object.keys(answers).length + (DATA.answers ? DATA.answers.others.left.length : 0);
     $("answered").textContent = count + (count === 1 ? " answer" : " answers");
   }
   function answer(pair, value) { // value: 1, 0, null (unsure) or undefined (clear)
@@ -471,6 +475,13 @@
       const [lt, lr] = node(nodeLeft(i)), [rt, rr] = node(nodeRight(i));
       const a = answers[i];
       csv += csvCell(label(lt, lr)) + "," + csvCell(label(rt, rr)) + "," +
+        (a === 1 ? "True" : a === 0 ? "False" : "") + "\n";
+    }
+    // Answers given before about pairs this page does not show: kept as they were.
+    const others = DATA.answers ? DATA.answers.others : { left: [] };
+    for (let k = 0; k < others.left.length; k++) {
+      const a = others.match[k];
+      csv += csvCell(others.left[k]) + "," + csvCell(others.right[k]) + "," +
         (a === 1 ? "True" : a === 0 ? "False" : "") + "\n";
     }
     return csv;
