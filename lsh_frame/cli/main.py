@@ -369,6 +369,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--model",
         help="the learned model saved by --save-model: each pair's waterfall",
     )
+    review_parser.add_argument(
+        "--labels",
+        help="answers exported by an earlier page: the page starts with them",
+    )
     review_parser.add_argument("--title", help="the page's title")
     review_parser.add_argument(
         "--sep", type=_separator, default=None, help="CSV field separator"

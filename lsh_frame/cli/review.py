@@ -92,6 +92,13 @@ def run_review(arguments: argparse.Namespace, say: Callable[[str], None]) -> int
     pairs = _same_labels(pairs, "left", frame.index)
     pairs = _same_labels(pairs, "right", (frame if other is None else other).index)
     model = None if arguments.model is None else _load_model(arguments.model)
+    labels = None
+    if arguments.labels is not None:
+        labels = read_table(arguments.labels, **options)
+        for column in ("left", "right"):
+            if column in labels:
+                table = frame if column == "left" or other is None else other
+                labels = _same_labels(labels, column, table.index)
     if arguments.on:
         # The fields the page shows: the pairs' <column>_score of these only.
         keep = {f"{name}_score" for name in _columns(arguments.on)}
@@ -111,6 +118,7 @@ def run_review(arguments: argparse.Namespace, say: Callable[[str], None]) -> int
         right_on=right_on,
         model=model,
         title=arguments.title,
+        labels=labels,
     )
     size = page.stat().st_size
     say(

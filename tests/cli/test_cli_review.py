@@ -68,6 +68,18 @@ def test_review_of_saved_dedupe_pairs(customers, tmp_path, capsys, index_col):
     assert cli.main(argv) == 0
     assert "open it in a browser" in capsys.readouterr().err
     data = _data(page)
+    saved_pairs = pd.read_csv(pairs, dtype=str)
+    answers = tmp_path / "answers.csv"
+    answers.write_text(
+        f"left,right,match\n{saved_pairs['left'][1]},{saved_pairs['right'][1]},False\n",
+        encoding="utf-8",
+    )
+    again = tmp_path / "again.html"
+    argv = ["review", str(pairs), str(table), "--labels", str(answers),
+            "-o", str(again), *ids]  # fmt: skip
+    assert cli.main(argv) == 0
+    assert _data(again)["answers"]["pairs"] == [1]
+    assert _data(again)["answers"]["match"] == [0]
     saved = pd.read_csv(pairs)
     assert len(data["pairs"]["score"]) == len(saved)
     assert data["pairs"]["match"] == saved["match"].astype(int).tolist()
