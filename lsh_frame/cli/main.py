@@ -6,6 +6,7 @@ Commands::
     lsh-frame dedupe INPUT --on COLS [-o OUT]    entity id per row (or --drop)
     lsh-frame link LEFT RIGHT --on COLS [-o OUT] fuzzy join of two tables
     lsh-frame plan --threshold T                 bands and rows for a threshold
+    lsh-frame review PAIRS INPUT [RIGHT] [-o OUT] HTML page to review saved pairs
 
 Files are read and written as CSV or Parquet by their extension (``-`` is CSV
 on standard input or output, read by the same parser as a file). CSV cells are
@@ -43,6 +44,7 @@ from lsh_frame.cli.options import (
     fill_defaults,
     refuse_ignored,
 )
+from lsh_frame.cli.review import run_review
 from lsh_frame.errors import (
     ColumnError,
     ColumnTypeError,
@@ -334,6 +336,55 @@ def build_parser() -> argparse.ArgumentParser:
                 help="keep the keys and model even when the index has doubled",
             )
 
+    review_parser = commands.add_parser(
+        "review",
+        help="write an HTML page to review saved scored pairs and export answers",
+    )
+    review_parser.add_argument(
+        "pairs",
+        help="scored pairs: a file of dedupe --pairs-output or link --pairs",
+    )
+    review_parser.add_argument("input", help="the records (the left table)")
+    review_parser.add_argument(
+        "right", nargs="?", default=None, help="the right table, for a link"
+    )
+    review_parser.add_argument(
+        "--index-col", help="column of record ids, as given to dedupe or link"
+    )
+    review_parser.add_argument(
+        "--right-index-col",
+        help="the right table's column of record ids (default: --index-col)",
+    )
+    review_parser.add_argument(
+        "--on",
+        action="append",
+        help="the compared columns to show (default: every <column>_score)",
+    )
+    review_parser.add_argument(
+        "--right-on",
+        action="append",
+        help="the right table's columns, in the order of the compared columns",
+    )
+    review_parser.add_argument(
+        "--model",
+        help="the learned model saved by --save-model: each pair's waterfall",
+    )
+    review_parser.add_argument(
+        "--labels",
+        help="answers exported by an earlier page: the page starts with them",
+    )
+    review_parser.add_argument("--title", help="the page's title")
+    review_parser.add_argument(
+        "--sep", type=_separator, default=None, help="CSV field separator"
+    )
+    review_parser.add_argument(
+        "--encoding", default="utf-8", help="text encoding of CSV input (utf-8)"
+    )
+    review_parser.add_argument(
+        "-o", "--output", default="review.html", help="the page (review.html)"
+    )
+    review_parser.add_argument("-q", "--quiet", action="store_true", help="no summary")
+
     plan_parser = commands.add_parser(
         "plan", help="bands × rows for a similarity threshold, with its S-curve"
     )
@@ -373,6 +424,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "dedupe": lambda: run_dedupe(arguments, say),
         "link": lambda: run_link(arguments, say),
         "index": lambda: run_index(arguments, say),
+        "review": lambda: run_review(arguments, say),
     }
     try:
         refuse_ignored(arguments)
