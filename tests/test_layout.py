@@ -30,7 +30,7 @@ LAYERS: list[set[str]] = [
     {"decide"},
     {"resolve"},
     {"jobs"},
-    {"index", "explain", "evaluate", "plot", "datasets"},
+    {"index", "explain", "evaluate", "plot", "datasets", "review"},
     {"accessor", "cli", "dask"},
     {"__main__"},
 ]

@@ -1,0 +1,14 @@
+"""A person looks at the pairs: the answer loop.
+
+:mod:`.session` holds the loop's state and its pure steps (the next question,
+an answer, taking one back, the refit); :mod:`.show` draws a pair side by side
+with the characters that differ marked (text or HTML); :mod:`.answers` reads
+and writes the answers file (``left,right,match``), every write atomic;
+:mod:`.label` is :func:`label_pairs`, the loop in a notebook or at a Python
+prompt. ``lsh-frame label`` (:mod:`lsh_frame.cli.label`) is the same loop in a
+terminal.
+"""
+
+from lsh_frame.review.label import label_pairs
+
+__all__ = ["label_pairs"]
