@@ -5,6 +5,7 @@ Commands::
     lsh-frame demo                               dedupe built-in synthetic customers
     lsh-frame dedupe INPUT --on COLS [-o OUT]    entity id per row (or --drop)
     lsh-frame link LEFT RIGHT --on COLS [-o OUT] fuzzy join of two tables
+    lsh-frame label INPUT --on COLS -o ANSWERS   answer "same or not?" about pairs
     lsh-frame plan --threshold T                 bands and rows for a threshold
 
 Files are read and written as CSV or Parquet by their extension (``-`` is CSV
@@ -32,6 +33,7 @@ from lsh_frame.cli.dedupe import run_dedupe
 from lsh_frame.cli.demo import run_demo, run_plan
 from lsh_frame.cli.index import run_index
 from lsh_frame.cli.io import BROKEN_PIPE, FAILED, USAGE, InputError
+from lsh_frame.cli.label import add_label_parser, run_label
 from lsh_frame.cli.link import run_link
 from lsh_frame.cli.options import (
     UNSET,
@@ -334,6 +336,8 @@ def build_parser() -> argparse.ArgumentParser:
                 help="keep the keys and model even when the index has doubled",
             )
 
+    add_label_parser(commands)
+
     plan_parser = commands.add_parser(
         "plan", help="bands × rows for a similarity threshold, with its S-curve"
     )
@@ -373,6 +377,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "dedupe": lambda: run_dedupe(arguments, say),
         "link": lambda: run_link(arguments, say),
         "index": lambda: run_index(arguments, say),
+        "label": lambda: run_label(arguments, say),
     }
     try:
         refuse_ignored(arguments)

@@ -7,9 +7,9 @@ empty (unsure), so ``pd.read_csv(path)`` gives a frame ``labels=`` takes.
 Every write is atomic: the new file is written beside the old one under a
 temporary name, flushed to disk, and renamed over it (the folder's entry
 flushed too), so a process killed at any moment leaves either the old
-complete file or the new one, never a part (``tests/review`` kills the loop
-with SIGKILL to check). The flushing helpers are those of the saved index
-(:mod:`lsh_frame.index.files`).
+complete file or the new one, never a part (the terminal tests of
+``lsh-frame label`` kill the loop with SIGKILL to check). The flushing
+helpers are those of the saved index (:mod:`lsh_frame.index.files`).
 """
 
 from __future__ import annotations
