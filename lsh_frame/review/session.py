@@ -54,6 +54,7 @@ __all__ = [
     "Moved",
     "Question",
     "Reply",
+    "apply_reply",
     "read_reply",
     "run_loop",
 ]
@@ -492,6 +493,37 @@ class AnswerSession:
         return Expected.of(probability, match)
 
 
+def apply_reply(
+    session: AnswerSession,
+    question: Question,
+    reply: Literal["y", "n", "u", "b"],
+    save: Callable[[pd.DataFrame], None],
+) -> list[str]:
+    """Apply one reply about the pair shown; return the lines to say.
+
+    ``y``, ``n``, ``u``: the answer is added and saved, then the model
+    refitted when a batch is done. ``b``: the last answer is taken back and
+    the answers saved, the model refitted, and that pair is asked next (with
+    no answer to take back, ``question`` is asked again). The answers are
+    saved before the refit, so a process killed while it refits loses
+    nothing. The terminal, :func:`lsh_frame.label_pairs` and
+    :class:`lsh_frame.LabelSession` all take their steps here.
+    """
+    if reply == "b":
+        taken = session.back()
+        if taken is None:
+            session.ask_again(question)
+            return ["There is no answer to take back."]
+        save(session.labels)
+        return [
+            f"Took back the answer about {taken.left} ~ {taken.right}.",
+            session.refit().line(),
+        ]
+    session.answer(question, {"y": True, "n": False, "u": None}[reply])
+    save(session.labels)
+    return [session.refit().line()] if session.refit_due() else []
+
+
 def run_loop(
     session: AnswerSession,
     *,
@@ -521,17 +553,5 @@ def run_loop(
             reply = read_reply(ask(PROMPT))
         if reply == "q":
             return "quit"
-        if reply == "b":
-            taken = session.back()
-            if taken is None:
-                say("There is no answer to take back.")
-                session.ask_again(question)
-                continue
-            save(session.labels)
-            say(f"Took back the answer about {taken.left} ~ {taken.right}.")
-            say(session.refit().line())
-            continue
-        session.answer(question, {"y": True, "n": False, "u": None}[reply])
-        save(session.labels)
-        if session.refit_due():
-            say(session.refit().line())
+        for line in apply_reply(session, question, reply, save):
+            say(line)
