@@ -81,6 +81,11 @@ def _add_job_options(parser: argparse.ArgumentParser) -> None:
         help="save the learned model as JSON, to decide later batches with --model",
     )
     parser.add_argument(
+        "--labels",
+        help="answers file of 'lsh-frame label' (left,right,match): they teach the "
+        "model, and each answered pair is decided by its answer",
+    )
+    parser.add_argument(
         "--index-col",
         help="column of record ids: used as the index and written with the output",
     )

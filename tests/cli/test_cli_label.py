@@ -159,3 +159,71 @@ def test_python_dash_m_runs_label(people_csv):
     )
     assert result.returncode == 0, result.stderr
     assert len(pd.read_csv(people_csv.parent / "labels.csv")) == 1
+
+
+def _pairs_output(argv: list[str], path: Path) -> pd.DataFrame:
+    assert cli.main(argv) == 0
+    return pd.read_csv(path)
+
+
+def test_dedupe_decides_answered_pairs_by_their_answers(people_csv, capsys):
+    # The answers contradict the decision without them: each pair flips.
+    folder = people_csv.parent
+    base = ["dedupe", str(people_csv), "--on", COLUMNS, "--index-col", "record_id",
+            "-o", str(folder / "out.csv"),
+            "--pairs-output", str(folder / "p.csv")]  # fmt: skip
+    before = _pairs_output(base, folder / "p.csv")
+    matched = before[before["match"]].iloc[0]
+    unmatched = before[~before["match"]].iloc[0]
+    labels = folder / "answers.csv"
+    labels.write_text(
+        "left,right,match\n"
+        f"{matched['left']},{matched['right']},false\n"
+        f"{unmatched['left']},{unmatched['right']},true\n"
+    )
+    after = _pairs_output([*base, "--labels", str(labels)], folder / "p.csv")
+    decided = after.set_index(["left", "right"])["match"]
+    assert not decided[(matched["left"], matched["right"])]
+    assert decided[(unmatched["left"], unmatched["right"])]
+    entities = pd.read_csv(folder / "out.csv", index_col="record_id")["cluster_id"]
+    assert entities[unmatched["left"]] == entities[unmatched["right"]]
+
+
+def test_a_merge_joins_the_pair_answered_yes(people, tmp_path, capsys):
+    left, right = tmp_path / "left.csv", tmp_path / "right.csv"
+    people.iloc[::2].to_csv(left)
+    people.iloc[1::2].to_csv(right)
+    common = [str(left), str(right), "--on", COLUMNS, "--index-col", "record_id"]
+    pairs = _pairs_output(
+        ["link", *common, "--pairs", "-o", str(tmp_path / "p.csv")],
+        tmp_path / "p.csv",
+    )
+    unmatched = pairs[~pairs["match"]].iloc[0]
+    labels = tmp_path / "answers.csv"
+    labels.write_text(f"left,right,match\n{unmatched['left']},{unmatched['right']},1\n")
+    merged = tmp_path / "merged.csv"
+    argv = ["link", *common, "-o", str(merged), "--labels", str(labels)]
+    assert cli.main(argv) == 0
+    joined = pd.read_csv(merged)
+    assert {"record_id_x", "record_id_y"} <= set(joined.columns)
+    rows = joined[joined["record_id_x"] == unmatched["left"]]
+    assert unmatched["right"] in rows["record_id_y"].tolist()
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--labels", "absent.csv"], "there is no such file"),
+        (["--labels", "answers.csv", "--method", "simhash"], "--labels does not apply"),
+    ],
+)
+def test_labels_of_the_jobs_refuse_what_they_cannot_use(
+    people_csv, capsys, extra, message
+):
+    (people_csv.parent / "answers.csv").write_text("left,right,match\n")
+    extra = [str(people_csv.parent / name) if name.endswith(".csv") else name
+             for name in extra]  # fmt: skip
+    argv = ["dedupe", str(people_csv), "--on", COLUMNS, "-o", "-", *extra]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
