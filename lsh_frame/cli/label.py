@@ -6,7 +6,8 @@ side by side (the characters that differ marked by a caret line, and in
 colour on a terminal), the reply read from standard input (a terminal, or
 answers piped in); every answer rewrites the answers file atomically before
 the model is refitted, and a new session with the same ``-o`` file continues
-where the last one stopped.
+where the last one stopped. ``q``, the end of input and Ctrl-C (exit status
+130) end the session with its summary.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ from lsh_frame.review.session import Question, run_loop
 from lsh_frame.review.show import pair_text
 
 OWNER = "lsh-frame label"
+
+#: The exit status after Ctrl-C, as a shell gives a process killed by SIGINT.
+INTERRUPTED = 130
 
 
 def add_label_parser(commands: argparse._SubParsersAction) -> None:
@@ -212,18 +216,23 @@ def run_label(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
         f"{time.perf_counter() - started:.1f} s; {len(session)} answers read from "
         f"{arguments.output}"
     )
-    ended = run_loop(
-        session,
-        ask=_reader(),
-        show=_drawer(),
-        say=print,
-        save=lambda labels: _save(arguments.output, labels),
-        limit=arguments.questions,
-    )
+    try:
+        ended = run_loop(
+            session,
+            ask=_reader(),
+            show=_drawer(),
+            say=print,
+            save=lambda labels: _save(arguments.output, labels),
+            limit=arguments.questions,
+        )
+    except KeyboardInterrupt:
+        # Every answer is on disk already (saved before each refit): say so.
+        print()
+        ended = "interrupted"
     if ended == "done":
         print("No pair is left that an answer would teach much.")
     say(summary(session, arguments.output))
-    return OK
+    return INTERRUPTED if ended == "interrupted" else OK
 
 
 def _reader() -> Callable[[str], str | None]:

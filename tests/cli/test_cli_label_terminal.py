@@ -201,3 +201,16 @@ def test_a_kill_at_any_moment_leaves_a_whole_file(folder):
     after = _answers(labels)
     assert after in (before, [*before, (*terminal.last_pair(), True)])
     assert len(before) == 2
+
+
+def test_an_interrupt_keeps_the_answers_and_says_so(folder):
+    labels = folder / "labels.csv"
+    terminal = Terminal([*ARGV, "-o", "labels.csv"], folder)
+    terminal.read_until(1)
+    first = terminal.last_pair()
+    terminal.type("y")
+    terminal.read_until(2)
+    terminal.process.send_signal(signal.SIGINT)  # Ctrl-C at the prompt
+    terminal.read_until(1, "1 answer in labels.csv (1 same")
+    assert terminal.wait() == 130
+    assert _answers(labels) == [(*first, True)]
