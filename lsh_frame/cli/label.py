@@ -216,6 +216,7 @@ def run_label(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
         f"{time.perf_counter() - started:.1f} s; {len(session)} answers read from "
         f"{arguments.output}"
     )
+    ended: str
     try:
         ended = run_loop(
             session,
