@@ -189,3 +189,26 @@ def test_a_link_names_the_other_table_for_an_unknown_right_record(tmp_path, fram
     path.write_text("left,right,match\n10,r9,true\n")
     with pytest.raises(lf.ConfigError, match=r"not in the other table \(for example"):
         read_answers(path, frame, other)
+
+
+def test_ids_read_back_as_numbers_are_explained(tmp_path):
+    # Text ids such as "0800" or "7" read by pd.read_csv come back as numbers:
+    # the error says the labels are there as text, and how to read them.
+    frame = pd.DataFrame(
+        {"name": ["Ann", "Anne", "Bob"]}, index=pd.Index(["7", "0800", "9"])
+    )
+    path = tmp_path / "labels.csv"
+    write_answers(
+        path,
+        pd.DataFrame(
+            {"left": ["7"], "right": ["9"], "match": pd.array([True], "boolean")}
+        ),
+    )
+    as_numbers = pd.read_csv(path)
+    with pytest.raises(lf.ColumnError, match="They are there as text") as error:
+        lf.score(frame, as_numbers[["left", "right"]], ["name"], labels=as_numbers)
+    assert "dtype={'left': str, 'right': str}" in str(error.value)
+    strangers = as_numbers.assign(left=[5])
+    with pytest.raises(lf.ColumnError, match="for example") as error:
+        lf.score(frame, as_numbers[["left", "right"]], ["name"], labels=strangers)
+    assert "as text" not in str(error.value)
