@@ -35,6 +35,8 @@ from lsh_frame.jobs.dedupe import dedupe, drop_duplicates, duplicated
 from lsh_frame.jobs.link import link
 from lsh_frame.jobs.merge import merge
 from lsh_frame.resolve.cluster import cluster
+from lsh_frame.review.label import label_pairs
+from lsh_frame.review.notebook import LabelSession
 from lsh_frame.review import review
 from lsh_frame.sketch.banding import LshPlan, plan, plan_for_budget
 from lsh_frame.sketch.minhash import estimate_jaccard, minhash
@@ -55,6 +57,7 @@ __all__ = [
     "Field",
     "FolderExistsError",
     "Index",
+    "LabelSession",
     "LshFrameError",
     "LshPlan",
     "MergeError",
@@ -81,6 +84,7 @@ __all__ = [
     "hamming_distance",
     "hamming_nearest",
     "hamming_pairs",
+    "label_pairs",
     "link",
     "merge",
     "minhash",

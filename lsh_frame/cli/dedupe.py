@@ -12,6 +12,7 @@ import pandas as pd
 
 from lsh_frame.cli.io import OK, InputError, check_outputs, read_table, write_table
 from lsh_frame.cli.options import (
+    _answers,
     _columns,
     _csv_options,
     _indexed,
@@ -152,6 +153,7 @@ def _dedupe_result(
     frame: pd.DataFrame, on: list[str], arguments: argparse.Namespace
 ) -> pd.DataFrame:
     """Return the table ``lsh-frame dedupe`` writes."""
+    labels = None if arguments.method == "simhash" else _answers(arguments, frame)
     if arguments.method == "simhash":
         result = _simhash_dedupe(frame, on, arguments)
     elif arguments.drop:
@@ -160,6 +162,7 @@ def _dedupe_result(
             on,
             keep=False if arguments.keep == "none" else arguments.keep,
             progress=arguments.progress,
+            labels=labels,
             **_job_options(arguments),
         )
     else:
@@ -169,6 +172,7 @@ def _dedupe_result(
             progress=arguments.progress,
             id_column=arguments.id_column,
             size_column=arguments.size_column,
+            labels=labels,
             **_job_options(arguments),
         )
         if not arguments.input_order:

@@ -6,10 +6,13 @@ import argparse
 import time
 from collections.abc import Callable
 
+import pandas as pd
+
 from lsh_frame.cli.dedupe import _side_by_side
 from lsh_frame.cli.io import OK, check_outputs, read_table, write_table
 from lsh_frame.cli.options import (
     _ONE_TO_ONE,
+    _answers,
     _columns,
     _csv_options,
     _indexed,
@@ -40,6 +43,7 @@ def run_link(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
     right_on = _columns(arguments.right_on) if arguments.right_on else None
     started = time.perf_counter()
     options = _job_options(arguments)
+    options["labels"] = _answers(arguments, left, right)
     if arguments.one_to_one is not None:
         options["one_to_one"] = _ONE_TO_ONE[arguments.one_to_one]
     if arguments.pairs:
@@ -57,6 +61,12 @@ def run_link(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
         # A merge keeps the left labels as its index; the right table's ids go
         # back into a column so that no record id is lost.
         if arguments.right_index_col or arguments.index_col:
+            if options["labels"] is not None:
+                # The answers name the right ids, which become row numbers.
+                answers = options["labels"]
+                options["labels"] = answers.assign(
+                    right=right.index.get_indexer(pd.Index(answers["right"]))
+                )
             right = right.reset_index()
             if left.index.name is not None and left.index.name == right.columns[0]:
                 # Same id column in both files: id_x (the index) and id_y.

@@ -5,6 +5,7 @@ Commands::
     lsh-frame demo                               dedupe built-in synthetic customers
     lsh-frame dedupe INPUT --on COLS [-o OUT]    entity id per row (or --drop)
     lsh-frame link LEFT RIGHT --on COLS [-o OUT] fuzzy join of two tables
+    lsh-frame label INPUT --on COLS -o ANSWERS   answer "same or not?" about pairs
     lsh-frame plan --threshold T                 bands and rows for a threshold
     lsh-frame review PAIRS INPUT [RIGHT] [-o OUT] HTML page to review saved pairs
 
@@ -33,6 +34,7 @@ from lsh_frame.cli.dedupe import run_dedupe
 from lsh_frame.cli.demo import run_demo, run_plan
 from lsh_frame.cli.index import run_index
 from lsh_frame.cli.io import BROKEN_PIPE, FAILED, USAGE, InputError
+from lsh_frame.cli.label import add_label_parser, run_label
 from lsh_frame.cli.link import run_link
 from lsh_frame.cli.options import (
     UNSET,
@@ -79,6 +81,11 @@ def _add_job_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--save-model",
         help="save the learned model as JSON, to decide later batches with --model",
+    )
+    parser.add_argument(
+        "--labels",
+        help="answers file of 'lsh-frame label' (left,right,match): they teach the "
+        "model, and each answered pair is decided by its answer",
     )
     parser.add_argument(
         "--index-col",
@@ -384,6 +391,7 @@ def build_parser() -> argparse.ArgumentParser:
         "-o", "--output", default="review.html", help="the page (review.html)"
     )
     review_parser.add_argument("-q", "--quiet", action="store_true", help="no summary")
+    add_label_parser(commands)
 
     plan_parser = commands.add_parser(
         "plan", help="bands × rows for a similarity threshold, with its S-curve"
@@ -425,6 +433,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "link": lambda: run_link(arguments, say),
         "index": lambda: run_index(arguments, say),
         "review": lambda: run_review(arguments, say),
+        "label": lambda: run_label(arguments, say),
     }
     try:
         refuse_ignored(arguments)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -149,6 +150,25 @@ def _job_options(arguments: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _answers(
+    arguments: argparse.Namespace,
+    frame: pd.DataFrame,
+    other: pd.DataFrame | None = None,
+) -> pd.DataFrame | None:
+    """Read ``--labels`` (an answers file of ``lsh-frame label``) for the tables."""
+    path = getattr(arguments, "labels", None)
+    if path is None:
+        return None
+    from lsh_frame.review.answers import read_answers
+
+    if not Path(path).exists():
+        raise InputError(
+            f"cannot read the answers file {path!r}: there is no such file "
+            "(lsh-frame label -o writes one)"
+        )
+    return read_answers(path, frame, other)
+
+
 def _indexed(frame: pd.DataFrame, column: str | None, role: str) -> pd.DataFrame:
     """Use ``column`` as the frame's index (record ids), checked for uniqueness."""
     if column is None:
@@ -197,7 +217,14 @@ DEFAULTS: dict[str, Any] = {
 }
 
 #: Options whose default is None or False: given when they are not.
-_UNLESS_NONE = ("min_score", "model", "save_model", "threshold", "pairs_output")
+_UNLESS_NONE = (
+    "min_score",
+    "model",
+    "save_model",
+    "threshold",
+    "pairs_output",
+    "labels",
+)
 _UNLESS_FALSE = ("input_order",)
 
 
@@ -230,7 +257,7 @@ def refuse_ignored(arguments: argparse.Namespace) -> None:
         if arguments.method == "simhash":
             reasons.append((
                 ("min_score", "model", "save_model", "threshold", "recall",
-                 "num_perm", "max_bucket", "digits"),
+                 "num_perm", "max_bucket", "digits", "labels"),
                 "does not apply to --method simhash (rows within --distance bits "
                 "are one entity: no LSH keys, no scores, no model)",
             ))  # fmt: skip

@@ -91,15 +91,18 @@ def place_answers(
     right_frame = frame if other is None else other
     left = np.asarray(frame.index.get_indexer_for(answers.left), dtype=np.int64)
     right = np.asarray(right_frame.index.get_indexer_for(answers.right), dtype=np.int64)
-    given = ((left, answers.left, "left"), (right, answers.right, "right"))
-    for at, labels, role in given:
+    for at, labels, role in zip(
+        (left, right), (answers.left, answers.right), ("left", "right"), strict=True
+    ):
         if (at < 0).any():
             unknown = list(labels[at < 0][:3])
             table = "the other table" if role == "right" and link else "the frame"
+            index = right_frame.index if role == "right" else frame.index
             raise ColumnError(
                 f"The labels passed to {owner} name records in their {role!r} column "
-                f"that are not in {table} (for example {unknown}). Label pairs of "
-                "the records being matched."
+                f"that are not in {table} (for example {unknown}). "
+                + _type_hint(labels[at < 0], index)
+                + "Label pairs of the records being matched."
             )
     if not link and (left == right).any():
         example = answers.left[np.flatnonzero(left == right)[0]]
@@ -112,6 +115,17 @@ def place_answers(
     _, first = np.unique(codes[::-1], return_index=True)
     last = np.sort(codes.size - 1 - first)
     return Placed(left[last], right[last], answers.match[last], link)
+
+
+def _type_hint(unknown: pd.Index, index: pd.Index) -> str:
+    """Say so when labels not found are found as text (ids read as numbers)."""
+    as_text = pd.Index(unknown, tupleize_cols=False).astype(str)
+    if not as_text.isin(pd.Index(index, tupleize_cols=False).astype(str)).all():
+        return ""
+    return (
+        "They are there as text: the labels and the index differ in type (read an "
+        "answers file with dtype={'left': str, 'right': str} when the ids are text). "
+    )
 
 
 def labelled_rows(

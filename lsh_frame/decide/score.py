@@ -70,6 +70,7 @@ from lsh_frame.decide.one_to_one import (
 from lsh_frame.decide.tables import LevelTable
 from lsh_frame.decide.teaching import (
     answered_choice,
+    certain,
     honour,
     labels_attrs,
     taught_model,
@@ -186,7 +187,8 @@ def score(
         taught by the answered pairs among ``pairs`` (see
         :mod:`lsh_frame.decide.taught`; ``attrs["lsh_frame"]["model"]["taught"]``
         says how its weights moved), and every answered pair's ``match`` is its
-        answer. Answers about pairs that are not among ``pairs`` change nothing
+        answer (its ``match_probability`` 1 or 0; an unsure one keeps the
+        model's). Answers about pairs that are not among ``pairs`` change nothing
         here; :func:`lsh_frame.pairs` adds them to the candidates.
 
     Returns
@@ -437,7 +439,9 @@ def _score(
     )
     match = honour(match, rows, answered)
     if probability is not None:
-        columns["match_probability"] = probability
+        # A pair a person answered is certain: clustering's split of sparse
+        # entities (which keeps only strong links) must not cut a "yes".
+        columns["match_probability"] = certain(probability, rows, answered)
     columns["match"] = match
     attrs = scored_attrs(plan, chosen, model, fit, shape)
     attrs["one_to_one"] = chosen_one_to_one

@@ -2,10 +2,12 @@
 
 :func:`taught_model` fits :mod:`lsh_frame.decide.taught`'s shifts to the
 answered candidate pairs, starting from the model learned without labels;
-:func:`answered_choice` makes the answers win the one-to-one choice and
+:func:`answered_choice` makes the answers win the one-to-one choice;
 :func:`honour` sets every answered pair's ``match`` to its answer, after
-every rule (one-to-one, closing clusters) has run: a person who said two
-records are one entity, or are not, is not overruled.
+every rule (one-to-one, closing clusters) has run, and :func:`certain` its
+``match_probability`` to 1 or 0: a person who said two records are one
+entity, or are not, is not overruled (not by the split of sparse clusters
+either, which reads the probabilities).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ if TYPE_CHECKING:
     from lsh_frame.decide.labels import Placed
     from lsh_frame.decide.model import MatchModel
 
-__all__ = ["answered_choice", "honour", "labels_attrs", "taught_model"]
+__all__ = ["answered_choice", "certain", "honour", "labels_attrs", "taught_model"]
 
 #: Log odds are read at most this far from 0 (a probability of 1 - 1e-13).
 _LOG_ODDS_BOUND = 30.0
@@ -123,6 +125,20 @@ def honour(
     match = match.copy()
     match[rows] = answers == 1.0
     return match
+
+
+def certain(
+    probability: npt.NDArray[np.float64],
+    rows: npt.NDArray[np.int64],
+    answers: npt.NDArray[np.float64],
+) -> npt.NDArray[np.float64]:
+    """Set every pair answered yes or no to probability 1 or 0 (unsure: as is)."""
+    known = ~np.isnan(answers)
+    if not known.any():
+        return probability
+    probability = probability.copy()
+    probability[rows[known]] = answers[known]
+    return probability
 
 
 def labels_attrs(
