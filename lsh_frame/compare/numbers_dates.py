@@ -19,6 +19,19 @@ __all__ = ["date_scores", "equal_scores", "number_scores"]
 #: Score of a date whose day and month are swapped.
 SWAPPED_SCORE = 0.9
 
+#: Score of two whole dates that differ in one digit of ``yyyymmdd`` (a typo:
+#: ``1980-01-02`` and ``1950-01-02``), or in their year by one on the same day
+#: of the year (``1979-05-03`` and ``1980-05-03``): what ``"ratio"`` gives one
+#: wrong digit of eight.
+TYPO_SCORE = 0.875
+
+#: Two whole dates this many years apart or more are far: neither the ratio
+#: of their digits nor of their text lifts their score (``1980-01-02`` and
+#: ``1908-01-02`` traded two digits, but they are two people's dates), only
+#: a typo of TYPO_SCORE does. Closer dates keep the ratios (a typo in the
+#: digits of a date of the same decade reads as ``"ratio"`` reads it).
+DECADE = 10
+
 #: Score of two values whose years agree where one at least is known only to
 #: its year (a year alone, or a date on a placeholder day).
 YEAR_SCORE = 0.985
@@ -119,9 +132,16 @@ def date_scores(
         & (left.day == right.month)
     )
     result[swapped] = np.maximum(result[swapped], SWAPPED_SCORE)
+    if full.any():
+        rows = np.flatnonzero(full)
+        result[rows] = np.maximum(
+            result[rows], _typo_scores(left.take(rows), right.take(rows))
+        )
 
     same = (full & (gap == 0)) | (yearly & (year_gap == 0))
-    compared = both & ~same
+    # Two whole dates decades apart are compared as dates only (see DECADE);
+    # closer ones, misspelt dates and years alone keep the ratios.
+    compared = both & ~same & ~(full & (year_gap >= DECADE))
     if compared.any():
         # The digits of each distinct value once, shared by its pairs.
         compared_first, compared_second = first[compared], second[compared]
@@ -161,6 +181,33 @@ def date_scores(
         years_only = left.year_level(placeholders) | right.year_level(placeholders)
         result[both & years_only & (year_gap == 0)] = YEAR_SCORE
     return result
+
+
+def _typo_scores(left: DateValues, right: DateValues) -> npt.NDArray[np.float64]:
+    """:data:`TYPO_SCORE` for the typos a person reads in two whole dates, else 0.
+
+    One digit of ``yyyymmdd`` wrong, or the year off by one on the same day
+    of the year.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from lsh_frame.compare.typed_values import parse_dates
+    >>> first = parse_dates(pa.array(["1980-01-02"] * 3))
+    >>> second = parse_dates(pa.array(["1950-01-02", "1979-01-02", "1908-01-02"]))
+    >>> _typo_scores(first, second).tolist()
+    [0.875, 0.875, 0.0]
+    """
+    places = 10 ** np.arange(7, -1, -1, dtype=np.int64)
+    first = (left.year * 10_000 + left.month * 100 + left.day)[:, None]
+    second = (right.year * 10_000 + right.month * 100 + right.day)[:, None]
+    wrong = (first // places % 10 != second // places % 10).sum(axis=1)
+    one_year = (
+        (np.abs(left.year - right.year) == 1)
+        & (left.month == right.month)
+        & (left.day == right.day)
+    )
+    return np.where((wrong == 1) | one_year, TYPO_SCORE, 0.0).astype(np.float64)
 
 
 def equal_scores(
