@@ -114,11 +114,12 @@ def part_readings(args: argparse.Namespace, log: Any) -> str:
     frame = messy_customers(args.records, 0, args.seed)
     rows = []
     scores = {}
-    for name, table in zip(["all text", "read_csv defaults"], read_both(frame)):
+    for name, table in zip(
+        ["all text", "read_csv defaults"], read_both(frame), strict=True
+    ):
         truth = table.pop("entity_id")
         dtypes = ", ".join(
-            f"{column} {table[column].dtype}"
-            for column in ["postcode", "phone"]
+            f"{column} {table[column].dtype}" for column in ["postcode", "phone"]
         )
         log(f"readings: {name} ({dtypes}), load {load_average()}")
         started = time.perf_counter()
@@ -177,7 +178,9 @@ def resolved_quality(
     """
     known = new_truth.isin(index_truth.to_numpy())
     existing = resolved < known_before
-    held = pd.Series(index_truth.reindex(resolved.to_numpy()).to_numpy(), resolved.index)
+    held = pd.Series(
+        index_truth.reindex(resolved.to_numpy()).to_numpy(), resolved.index
+    )
     right = existing & (held == new_truth)
     return {
         "known": int(known.sum()),
@@ -296,7 +299,7 @@ def part_small(args: argparse.Namespace, log: Any) -> str:
     merged_frames = 0
     for case in CASES:
         frame = case.frame()
-        result, said = caught(lambda frame=frame: frame.lsh.dedupe())
+        result, _said = caught(lambda frame=frame: frame.lsh.dedupe())
         wrong = case.wrong_merges(result["cluster_id"])
         missed = case.missed(result["cluster_id"])
         merged_frames += bool(wrong)
@@ -344,9 +347,9 @@ def main() -> None:
     report = [report_header("A new user's week", ["rapidfuzz"])]
     for part in parts:
         report.append(
-            {"readings": part_readings, "index": part_index, "small": part_small}[
-                part
-            ](args, log)
+            {"readings": part_readings, "index": part_index, "small": part_small}[part](
+                args, log
+            )
         )
     report.append(f"Load average at the end: {load_average()}")
     print("\n".join(report))

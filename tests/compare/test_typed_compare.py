@@ -23,6 +23,7 @@ import lsh_frame.dask  # registers ddf.lsh
 from lsh_frame.compare import auto, numbers_dates, typed_values
 from lsh_frame.compare import plan as compare_plan
 from lsh_frame.decide import model as decide_model
+from lsh_frame.text.shingle import text_array
 
 # ----------------------------------------------------------------------------
 # Plain-Python references of the documented formulas, one pair at a time
@@ -431,7 +432,8 @@ def test_a_misspelt_date_never_scores_below_ratio_on_digit_text(values):
     pairs = all_pairs(len(frame))
     _, by_date = field_scores(frame, lf.Field("dob", compare="date"), pairs)
     _, by_ratio = field_scores(frame, lf.Field("dob", compare="ratio"), pairs)
-    parsed = typed_values.parse_dates(pa.array(values))
+    # As every stage reads them: digit-only text without its leading zeros.
+    parsed = typed_values.parse_dates(text_array(frame["dob"], owner="test"))
     both = parsed.present[pairs["left"]] & parsed.present[pairs["right"]]
     # Two whole dates decades apart are compared as dates (below); others by
     # their digits too, except where the years are all that agree (ten equal
@@ -724,8 +726,8 @@ def test_auto_on_text_columns():
         "decimals": "number",  # 34% carry a decimal point
         "few_decimals": "ratio",  # 20% do: bare integers stay text
         "postcodes": "ratio",
-        "phones": "ratio",
-        "ids": "ratio",  # 8 digits, but not dates
+        "phones": "digits",
+        "ids": "digits",  # 8 digits, but not dates: codes of digits
         "names": "token_sort_ratio",
         "codes": "ratio",
     }
