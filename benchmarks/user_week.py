@@ -309,7 +309,7 @@ def part_small(args: argparse.Namespace, log: Any) -> str:
                 len(frame),
                 len(wrong),
                 len(missed),
-                result.attrs["lsh_frame"].get("decided_by", "")[:70],
+                result.attrs["lsh_frame"].get("fallback", "a learned model")[:90],
             ]
         )
     log(f"small: {len(CASES)} frames, load {load_average()}")

@@ -29,6 +29,7 @@ from lsh_frame.compare.codes import (
     RecordCodes,
     reads_codes,
 )
+from lsh_frame.compare.information import FieldInformation, field_information
 from lsh_frame.compare.levels import cuts_for, levels_of
 from lsh_frame.compare.numbers_dates import YEAR_CUTS
 from lsh_frame.compare.text import SCORERS
@@ -196,6 +197,15 @@ class ScorePlan:
     #: The identifier codes read from the text fields (see
     #: :mod:`lsh_frame.compare.codes`), or None when the tables hold no long text.
     codes: CodeReading | None = None
+    #: Whether each counted field identifies on its own (see
+    #: :mod:`lsh_frame.compare.information`), read when ``min_score`` is
+    #: ``"auto"``: the fallback cut without a model counts only those.
+    information: tuple[FieldInformation, ...] = ()
+
+    @property
+    def identifying(self) -> list[str]:
+        """Labels of the counted fields that can join two records on their own."""
+        return [reading.label for reading in self.information if reading.identifying]
 
     @property
     def tfidf_fields(self) -> list[Field]:
@@ -317,6 +327,7 @@ def plan_score(
         values=values,
         estimate=(num_perm, seed) if estimate else None,
         link=len(tables) > 1,
+        information=_information(specs, comparisons, samples, checked, owner),
     )
     text = code_fields(plan)
     if not text and (given is None or given.codes is None):
@@ -325,6 +336,34 @@ def plan_score(
         plan, [CodeEvidence.of_table(sample, text, owner) for sample in samples]
     )
     return plan if reading is None else replace(plan, codes=reading)
+
+
+def _information(
+    specs: list[Field],
+    comparisons: dict[str, str],
+    samples: list[pd.DataFrame],
+    min_score: Any,
+    owner: str,
+) -> tuple[FieldInformation, ...]:
+    """Whether each counted field identifies; none read unless ``"auto"``."""
+    if not isinstance(min_score, str):
+        return ()
+    counted = [spec for spec in specs if spec.weight > 0]
+    # Signatures and vectors hold long text or embeddings: they identify.
+    opaque = {"estimate", *VECTOR_KINDS}
+    read = {
+        reading.label: reading
+        for reading in field_information(
+            [spec for spec in counted if comparisons[spec.label] not in opaque],
+            comparisons,
+            samples,
+            owner,
+        )
+    }
+    return tuple(
+        read.get(spec.label, FieldInformation(spec.label, True, float("nan"), ""))
+        for spec in counted
+    )
 
 
 def count_documents(

@@ -45,6 +45,7 @@ from lsh_frame.decide.matches import (
     certain_counts,
     check_min_score,
     decide,
+    fallback_matches,
     model_matches,
     no_entities,
     provisional_matches,
@@ -361,7 +362,7 @@ def _score(
         fit = not_matched(fit, matching_fit)
     combined = columns["score"]
     if model is None and chosen is not None:
-        provisional = provisional_matches(plan, combined, chosen)
+        provisional = fallback_matches(plan, columns, chosen)
     levels = plan.levels(field_scores(plan, columns))
     probability, match = decide(plan, model, levels, provisional, alone, positions)
     if model is not None and plan.given_model is None:

@@ -12,6 +12,7 @@ import pandas as pd
 from lsh_frame import _progress
 from lsh_frame._validation import check_bool, check_frame
 from lsh_frame.block.identical import filled_cells
+from lsh_frame.decide.matches import fallback_attrs
 from lsh_frame.errors import ConfigError
 from lsh_frame.jobs.common import (
     _KEEP_CHOICES,
@@ -58,6 +59,7 @@ def _entities(
         "min_score": decision.get("min_score"),
         "min_score_rule": decision.get("min_score_rule"),
         "model": decision.get("model"),
+        **fallback_attrs(decision),
     }
     return ids, info
 
