@@ -25,12 +25,21 @@ SWAPPED_SCORE = 0.9
 #: wrong digit of eight.
 TYPO_SCORE = 0.875
 
-#: Two whole dates this many years apart or more are far: neither the ratio
-#: of their digits nor of their text lifts their score (``1980-01-02`` and
-#: ``1908-01-02`` traded two digits, but they are two people's dates), only
-#: a typo of TYPO_SCORE does. Closer dates keep the ratios (a typo in the
+#: Two whole dates this many years apart or more are far unless one typo
+#: apart: their ``yyyymmdd`` digits one digit wrong or one digit moved (a
+#: ``"ratio"`` of TYPO_SCORE or more: ``1980-01-02`` and ``1950-01-02``, or
+#: ``1908-01-02``, typos that join records of one person in RLdata10000) keep
+#: their ratios, as closer dates do; otherwise the ratios of their digits and
+#: text lift them to FAR_SCORE at most (``1980-01-02`` and ``1939-05-02``
+#: share digits by chance). Closer dates keep the ratios (a typo in the
 #: digits of a date of the same decade reads as ``"ratio"`` reads it).
 DECADE = 10
+
+#: The most the ratios give two whole dates DECADE years apart or more: far
+#: below any cut, yet not 0, as digits they share by chance are not nothing
+#: to a combined score (read as 0, decades-apart dates moved the provisional
+#: split of RLdata10000 with dates of birth: pair F1 0.82 -> 0.38).
+FAR_SCORE = 0.5
 
 #: Score of two values whose years agree where one at least is known only to
 #: its year (a year alone, or a date on a placeholder day).
@@ -139,9 +148,7 @@ def date_scores(
         )
 
     same = (full & (gap == 0)) | (yearly & (year_gap == 0))
-    # Two whole dates decades apart are compared as dates only (see DECADE);
-    # closer ones, misspelt dates and years alone keep the ratios.
-    compared = both & ~same & ~(full & (year_gap >= DECADE))
+    compared = both & ~same
     if compared.any():
         # The digits of each distinct value once, shared by its pairs.
         compared_first, compared_second = first[compared], second[compared]
@@ -161,6 +168,7 @@ def date_scores(
         else:
             first_digits, second_digits = digits[at_first], digits[at_second]
         ratio = _ratio(first_digits, second_digits)
+        digit_ratio = ratio.copy()
         if text is not None:
             written = np.asarray(
                 text.take(pa.array(needed)).to_numpy(zero_copy_only=False),
@@ -175,6 +183,14 @@ def date_scores(
                     ratio[other],
                     _ratio(written[at_first[other]], written[at_second[other]]),
                 )
+        # Two whole dates decades apart: one typo apart, or sharing digits by
+        # chance (see DECADE).
+        far = (full & (year_gap >= DECADE))[compared]
+        ratio[far] = np.where(
+            digit_ratio[far] >= TYPO_SCORE,
+            ratio[far],
+            np.minimum(ratio[far], FAR_SCORE),
+        )
         result[compared] = np.maximum(result[compared], ratio)
     result[same] = 1.0
     if placeholders is not None:
@@ -194,7 +210,7 @@ def _typo_scores(left: DateValues, right: DateValues) -> npt.NDArray[np.float64]
     >>> import pyarrow as pa
     >>> from lsh_frame.compare.typed_values import parse_dates
     >>> first = parse_dates(pa.array(["1980-01-02"] * 3))
-    >>> second = parse_dates(pa.array(["1950-01-02", "1979-01-02", "1908-01-02"]))
+    >>> second = parse_dates(pa.array(["1950-01-02", "1979-01-02", "1939-01-02"]))
     >>> _typo_scores(first, second).tolist()
     [0.875, 0.875, 0.0]
     """
