@@ -25,14 +25,13 @@ SWAPPED_SCORE = 0.9
 #: wrong digit of eight.
 TYPO_SCORE = 0.875
 
-#: Two whole dates this many years apart or more are far unless one typo
-#: apart: their ``yyyymmdd`` digits one digit wrong or one digit moved (a
-#: ``"ratio"`` of TYPO_SCORE or more: ``1980-01-02`` and ``1950-01-02``, or
-#: ``1908-01-02``, typos that join records of one person in RLdata10000) keep
-#: their ratios, as closer dates do; otherwise the ratios of their digits and
-#: text lift them to FAR_SCORE at most (``1980-01-02`` and ``1939-05-02``
-#: share digits by chance). Closer dates keep the ratios (a typo in the
-#: digits of a date of the same decade reads as ``"ratio"`` reads it).
+#: Two whole dates this many years apart or more are far unless one digit of
+#: ``yyyymmdd`` is wrong (``1980-01-02`` and ``1950-01-02``: a typo, which
+#: keeps its ratios as closer dates do): the ratios of their digits and text
+#: lift them to FAR_SCORE at most (``1980-01-02`` and ``1908-01-02``, or
+#: ``1939-05-02``, share digits by chance). Closer dates keep the ratios (a
+#: typo in the digits of a date of the same decade reads as ``"ratio"`` reads
+#: it).
 DECADE = 10
 
 #: The most the ratios give two whole dates DECADE years apart or more: far
@@ -141,11 +140,12 @@ def date_scores(
         & (left.day == right.month)
     )
     result[swapped] = np.maximum(result[swapped], SWAPPED_SCORE)
+    typo = np.zeros(first.size, dtype=bool)
     if full.any():
         rows = np.flatnonzero(full)
-        result[rows] = np.maximum(
-            result[rows], _typo_scores(left.take(rows), right.take(rows))
-        )
+        typos = _typo_scores(left.take(rows), right.take(rows))
+        typo[rows] = typos > 0
+        result[rows] = np.maximum(result[rows], typos)
 
     same = (full & (gap == 0)) | (yearly & (year_gap == 0))
     compared = both & ~same
@@ -168,7 +168,6 @@ def date_scores(
         else:
             first_digits, second_digits = digits[at_first], digits[at_second]
         ratio = _ratio(first_digits, second_digits)
-        digit_ratio = ratio.copy()
         if text is not None:
             written = np.asarray(
                 text.take(pa.array(needed)).to_numpy(zero_copy_only=False),
@@ -183,14 +182,10 @@ def date_scores(
                     ratio[other],
                     _ratio(written[at_first[other]], written[at_second[other]]),
                 )
-        # Two whole dates decades apart: one typo apart, or sharing digits by
-        # chance (see DECADE).
-        far = (full & (year_gap >= DECADE))[compared]
-        ratio[far] = np.where(
-            digit_ratio[far] >= TYPO_SCORE,
-            ratio[far],
-            np.minimum(ratio[far], FAR_SCORE),
-        )
+        # Two whole dates decades apart: one digit wrong, or sharing digits
+        # by chance (see DECADE).
+        far = (full & (year_gap >= DECADE) & ~typo)[compared]
+        ratio[far] = np.minimum(ratio[far], FAR_SCORE)
         result[compared] = np.maximum(result[compared], ratio)
     result[same] = 1.0
     if placeholders is not None:

@@ -63,7 +63,7 @@ Score of two dates ``a`` and ``b`` whose days differ by ``Δ`` (in days)::
     max(S, T, proximity(Δ), R)     R = max(ratio(digits a, digits b),
                                             ratio(text a, text b))
     max(S, T, proximity(Δ), min(R, 0.5))  ten years apart or more, unless
-                                          ratio(digits a, digits b) ≥ 0.875
+                                          one digit of yyyymmdd is wrong
     proximity(Δ) = max(0, 1 − ln(1 + Δ) / ln(1 + 3652))
 
 where ``S`` is 0.9 when the two are the same date with day and month swapped
@@ -76,10 +76,9 @@ Proximity is 0.92 at one day, 0.83 at three, 0.58 at a month, 0.28 at a year
 and 0 from ten years on; within a decade the ratios make a typo (``19210222``
 vs ``19220222``: 0.875) score at least what ``"ratio"`` gives it, whether on
 the text or on the digits of two differently written dates. Dates decades
-apart are far unless one typo apart (one digit of ``yyyymmdd`` wrong or
-moved: a digits ratio of at least 0.875): ``1980-01-02`` and ``1939-05-02``
-score 0.5 at most (the digits they share by chance count no more), and
-``1950-01-02`` or ``1908-01-02`` keep their ratios (0.9). With a
+apart are far unless one digit of ``yyyymmdd`` is wrong: ``1980-01-02``
+and ``1908-01-02`` or ``1939-05-02`` score 0.5 at most (the digits they share
+by chance count no more), and ``1950-01-02`` keeps its ratios (0.9). With a
 year-only value on either side the years are compared: 1 when equal (0.985:
 below), else ``max(proximity(365 · |Δ years|), ratio(yyyy a, yyyy b),
 ratio(text a, text b))``. A misspelt date scores the two ratios against a

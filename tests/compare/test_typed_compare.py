@@ -106,11 +106,11 @@ def reference_date_score(first, second, first_text, second_text, placeholders=No
         digits = ratio(first.strftime("%Y%m%d"), second.strftime("%Y%m%d"))
         typo = reference_typo(first, second)
         if abs(first.year - second.year) >= 10:
-            # Decades apart: far, but for a typo (one digit wrong or moved).
+            # Decades apart: far, but for a one-digit typo.
             text_ratio = max(digits, ratio(first_text, second_text))
-            if digits >= 0.875:
+            if typo:
                 return max(by_date, typo, text_ratio)
-            return max(by_date, typo, min(text_ratio, 0.5))
+            return max(by_date, min(text_ratio, 0.5))
         by_date = max(by_date, typo)
     return max(by_date, digits, ratio(first_text, second_text))
 
@@ -459,7 +459,7 @@ def test_a_misspelt_date_never_scores_below_ratio_on_digit_text(values):
         ("1980-01-03", True),  # a day apart
         ("1980-10-02", True),  # two digits of the month traded
         ("1950-01-02", True),  # one digit wrong, even thirty years apart
-        ("1908-01-02", True),  # a digit moved: a typo, even 72 years apart
+        ("1908-01-02", False),  # two digits traded, but 72 years apart
         ("1990-09-09", False),  # three digits and a decade apart
         ("1970-05-06", False),
         ("1952-01-20", False),
