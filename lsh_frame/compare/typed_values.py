@@ -62,7 +62,7 @@ Score of two dates ``a`` and ``b`` whose days differ by ``Δ`` (in days)::
     1                                                     when Δ = 0
     max(S, T, proximity(Δ), R)     R = max(ratio(digits a, digits b),
                                             ratio(text a, text b))
-    max(S, T, proximity(Δ), min(R, 0.5))  ten years apart or more, unless
+    max(S, T, proximity(Δ), min(R, 0.5))  20 years apart or more, unless
                                           one digit of yyyymmdd is wrong
     proximity(Δ) = max(0, 1 − ln(1 + Δ) / ln(1 + 3652))
 
@@ -73,7 +73,7 @@ same day of the year) and 0 otherwise, ``ratio`` is the Indel normalised
 similarity (``compare="ratio"``), ``digits`` the date written ``yyyymmdd``
 and ``text`` the value's normalised text (what ``"ratio"`` compares).
 Proximity is 0.92 at one day, 0.83 at three, 0.58 at a month, 0.28 at a year
-and 0 from ten years on; within a decade the ratios make a typo (``19210222``
+and 0 from ten years on; the ratios make a typo (``19210222``
 vs ``19220222``: 0.875) score at least what ``"ratio"`` gives it, whether on
 the text or on the digits of two differently written dates. Dates decades
 apart are far unless one digit of ``yyyymmdd`` is wrong: ``1980-01-02``

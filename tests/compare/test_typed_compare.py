@@ -105,7 +105,7 @@ def reference_date_score(first, second, first_text, second_text, placeholders=No
             by_date = max(by_date, 0.9)
         digits = ratio(first.strftime("%Y%m%d"), second.strftime("%Y%m%d"))
         typo = reference_typo(first, second)
-        if abs(first.year - second.year) >= 10:
+        if abs(first.year - second.year) >= 20:
             # Decades apart: far, but for a one-digit typo.
             text_ratio = max(digits, ratio(first_text, second_text))
             if typo:
@@ -443,7 +443,7 @@ def test_a_misspelt_date_never_scores_below_ratio_on_digit_text(values):
     # days of the year among these values make a placeholder day).
     whole = parsed.full[pairs["left"]] & parsed.full[pairs["right"]]
     years = np.abs(parsed.year[pairs["left"]] - parsed.year[pairs["right"]])
-    far = whole & (years >= numbers_dates.DECADE)
+    far = whole & (years >= numbers_dates.FAR_YEARS)
     checked = both & ~far & (by_date != numbers_dates.YEAR_SCORE)
     assert (by_date[checked] >= by_ratio[checked] - 1e-12).all()
     assert np.isnan(by_date[~both]).all()
@@ -460,20 +460,22 @@ def test_a_misspelt_date_never_scores_below_ratio_on_digit_text(values):
         ("1980-10-02", True),  # two digits of the month traded
         ("1950-01-02", True),  # one digit wrong, even thirty years apart
         ("1908-01-02", False),  # two digits traded, but 72 years apart
-        ("1990-09-09", False),  # three digits and a decade apart
+        ("1990-09-09", False),  # three digits and a decade apart: not near
         ("1970-05-06", False),
-        ("1952-01-20", False),
+        ("1952-01-20", False),  # decades apart: far
         ("1960-01-20", False),
+        ("1939-05-02", False),
     ],
 )
 def test_dates_are_near_as_a_person_reads_them(other, near):
     # A one-digit typo, a swapped day and month, a year off by one: near
     # (at least 0.8, "nearly agrees"); dates decades apart: far (at most 0.5,
-    # where a combined score of 0.7 could not lean on them).
+    # where a combined score of 0.7 could not lean on them); a decade apart:
+    # not near.
     frame = pd.DataFrame({"born": ["1980-01-02", other]})
     _, got = field_scores(frame, lf.Field("born", compare="date"))
     assert bool(got[0] >= 0.8) is near, got[0]
-    if not near:
+    if not near and abs(int(other[:4]) - 1980) >= numbers_dates.FAR_YEARS:
         assert got[0] <= numbers_dates.FAR_SCORE
 
 
