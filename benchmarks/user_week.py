@@ -290,6 +290,17 @@ def part_index(args: argparse.Namespace, log: Any) -> str:
     return "\n".join(lines)
 
 
+def decided_by(info: dict[str, Any]) -> str:
+    """Say in a few words what decided a small frame's matches."""
+    if "fallback" not in info:
+        return "a learned model"
+    readings = info.get("identifying")
+    if readings is None:
+        return f"score >= {info['min_score']} over every field"
+    fields = [reading["field"] for reading in readings if reading["identifying"]]
+    return f"score >= {info['min_score']}, and on {', '.join(fields) or 'none'} alone"
+
+
 def part_small(args: argparse.Namespace, log: Any) -> str:
     """Hand-made small frames: no two people merged on weak columns alone."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "jobs"))
@@ -309,7 +320,7 @@ def part_small(args: argparse.Namespace, log: Any) -> str:
                 len(frame),
                 len(wrong),
                 len(missed),
-                result.attrs["lsh_frame"].get("fallback", "a learned model")[:90],
+                decided_by(result.attrs["lsh_frame"]),
             ]
         )
     log(f"small: {len(CASES)} frames, load {load_average()}")
