@@ -119,7 +119,10 @@ def dedupe(
         :func:`~lsh_frame.cluster`) and ``size_column`` (int64, rows in the
         entity; 1 for a row without a duplicate). ``attrs["lsh_frame"]``
         records the number of candidate pairs, of matches and of entities, and
-        the decision (``min_score`` and, with ``"auto"``, the learned model).
+        the decision (``min_score`` and, with ``"auto"``, the learned model;
+        where too few pairs leave nothing to learn from, ``fallback`` says
+        what decided and ``identifying`` which fields can join two records
+        on their own).
 
     Examples
     --------
