@@ -30,6 +30,7 @@ Comparison = Literal[
     "partial_ratio",
     "jaro_winkler",
     "levenshtein",
+    "digits",
     "jaccard",
     "exact",
     "tfidf",

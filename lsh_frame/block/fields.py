@@ -95,7 +95,8 @@ class Field:
     compare : str
         How pairs are scored on this field (see :func:`lsh_frame.score`):
         ``"auto"`` (``"date"`` or ``"number"`` for date columns, float columns
-        and text that is mostly dates or marked numbers; else ``"tfidf"``
+        and text that is mostly dates or marked numbers; ``"digits"`` for
+        codes of digits such as phone numbers; else ``"tfidf"``
         when the median value holds at least 5 words, else
         ``"token_sort_ratio"`` when most values hold several words, else
         ``"ratio"``), ``"number"`` (relative difference of the values read as
@@ -104,7 +105,9 @@ class Field:
         ``"tfidf"`` (cosine of TF-IDF word vectors, see
         :mod:`lsh_frame.compare.tfidf`), ``"ratio"``, ``"token_sort_ratio"``,
         ``"token_set_ratio"``, ``"partial_ratio"``, ``"jaro_winkler"``,
-        ``"levenshtein"``, ``"jaccard"`` (of the shingle sets), ``"exact"``,
+        ``"levenshtein"``, ``"digits"`` (``"ratio"`` of the values' digits
+        without leading zeros: phone numbers however written), ``"jaccard"``
+        (of the shingle sets), ``"exact"``,
         ``"hamming"`` (``1 − d / D`` of bit vectors) or ``"cosine"`` (of float
         vectors, below 0 scored 0); ``"auto"`` on a ``"hamming"`` or
         ``"cosine"`` key compares the same way. The rapidfuzz comparisons see

@@ -9,6 +9,7 @@ a level (exact, close, ...). The special readings that change how a field
 scores sit in modules of their own: :mod:`.swaps` and :mod:`.crossed` (fields
 that trade places), :mod:`.nicknames` (familiar given names),
 :mod:`.placeholder_dates` (days that stand for an unknown day), :mod:`.codes`
-(identifier codes read across a record's text fields);
+(identifier codes read across a record's text fields), :mod:`.information`
+(which fields can join two records on their own, for the fallback without a model);
 :mod:`.table_checks` decides from the tables which of them apply.
 """

@@ -29,6 +29,7 @@ from lsh_frame.compare.codes import (
     RecordCodes,
     reads_codes,
 )
+from lsh_frame.compare.information import FieldInformation, field_information
 from lsh_frame.compare.levels import cuts_for, levels_of
 from lsh_frame.compare.numbers_dates import YEAR_CUTS
 from lsh_frame.compare.text import SCORERS
@@ -45,6 +46,19 @@ if TYPE_CHECKING:
 
 #: Rows of a table that ``compare="auto"`` looks at (evenly spaced).
 _AUTO_COMPARE_ROWS = 20_000
+
+#: ``compare="auto"`` picks ``"digits"`` when at least this share of the
+#: non-blank values are digits written with spaces, dashes, brackets or a plus
+#: sign only ...
+DIGITS_SHARE = 0.9
+
+#: ... and the median value holds at least this many digits: phone numbers,
+#: account and card numbers, national ids. Shorter codes (postcodes, street
+#: numbers) are bare digits, which every comparison reads alike.
+DIGITS_MIN = 7
+
+#: A value of digits, spaces, dashes, brackets and a plus sign only.
+_DIGIT_CODE = r"^[0-9 ()+\-]*[0-9][0-9 ()+\-]*$"
 
 #: ``compare="auto"`` picks ``"tfidf"`` when the median non-blank value holds
 #: at least this many words: product names (8 on Abt-Buy) and descriptions,
@@ -70,11 +84,12 @@ def _resolve_comparison(spec: Field, samples: list[pd.DataFrame], owner: str) ->
     table (``samples``, from :func:`comparison_rows`: a share or a median needs
     no more), never at which pairs are scored. Date columns, float columns and
     text that is mostly dates or marked numbers get ``"date"`` or ``"number"``
-    (see :func:`lsh_frame.compare.auto.auto_typed_comparison`); otherwise it
-    counts the words of the non-blank values: a median of at least
-    ``TFIDF_MIN_WORDS`` → ``"tfidf"`` (long text, where rare words decide);
-    else more than half of them with several words → ``"token_sort_ratio"``;
-    else ``"ratio"``.
+    (see :func:`lsh_frame.compare.auto.auto_typed_comparison`); codes of
+    digits, most of at least :data:`DIGITS_MIN` digits, ``"digits"``
+    (:func:`_digit_codes`); otherwise it counts the words of the non-blank
+    values: a median of at least ``TFIDF_MIN_WORDS`` → ``"tfidf"`` (long
+    text, where rare words decide); else more than half of them with several
+    words → ``"token_sort_ratio"``; else ``"ratio"``.
     """
     if spec.compare != "auto":
         return spec.compare
@@ -90,6 +105,8 @@ def _resolve_comparison(spec: Field, samples: list[pd.DataFrame], owner: str) ->
     )
     if typed is not None:
         return typed
+    if _digit_codes(text):
+        return "digits"
     filled = pc.fill_null(pc.not_equal(text, ""), False).to_numpy(zero_copy_only=False)
     words = pc.list_value_length(pc.utf8_split_whitespace(text))
     words = pc.fill_null(words, 0).to_numpy(zero_copy_only=False)[filled]
@@ -98,6 +115,30 @@ def _resolve_comparison(spec: Field, samples: list[pd.DataFrame], owner: str) ->
     if np.median(words) >= TFIDF_MIN_WORDS:
         return "tfidf"
     return "token_sort_ratio" if np.mean(words > 1) > 0.5 else "ratio"
+
+
+def _digit_codes(text: pa.Array) -> bool:
+    """Whether sampled text reads as codes of digits (see :data:`DIGITS_SHARE`).
+
+    From the values only: a phone column read by ``pd.read_csv`` as floats
+    (``774674346``) and as text (``0774674346``, ``(07) 7467 4346``) decides
+    alike.
+
+    Examples
+    --------
+    >>> _digit_codes(pa.array(["(07) 7467 4346", "0774674346", "+61 7 7467 4346"]))
+    True
+    >>> _digit_codes(pa.array(["4870", "0800", "2606"]))  # bare short codes
+    False
+    """
+    present = pc.filter(text, pc.fill_null(pc.not_equal(text, ""), False))
+    if not len(present):
+        return False
+    codes = pc.filter(present, pc.match_substring_regex(present, _DIGIT_CODE))
+    if len(codes) < DIGITS_SHARE * len(present):
+        return False
+    digits = pc.utf8_length(pc.replace_substring_regex(codes, r"[^0-9]+", ""))
+    return bool(np.median(digits.to_numpy(zero_copy_only=False)) >= DIGITS_MIN)
 
 
 def _rows_in_use(
@@ -156,6 +197,15 @@ class ScorePlan:
     #: The identifier codes read from the text fields (see
     #: :mod:`lsh_frame.compare.codes`), or None when the tables hold no long text.
     codes: CodeReading | None = None
+    #: Whether each counted field identifies on its own (see
+    #: :mod:`lsh_frame.compare.information`), read when ``min_score`` is
+    #: ``"auto"``: the fallback cut without a model counts only those.
+    information: tuple[FieldInformation, ...] = ()
+
+    @property
+    def identifying(self) -> list[str]:
+        """Labels of the counted fields that can join two records on their own."""
+        return [reading.label for reading in self.information if reading.identifying]
 
     @property
     def tfidf_fields(self) -> list[Field]:
@@ -277,6 +327,7 @@ def plan_score(
         values=values,
         estimate=(num_perm, seed) if estimate else None,
         link=len(tables) > 1,
+        information=_information(specs, comparisons, samples, checked, owner),
     )
     text = code_fields(plan)
     if not text and (given is None or given.codes is None):
@@ -285,6 +336,34 @@ def plan_score(
         plan, [CodeEvidence.of_table(sample, text, owner) for sample in samples]
     )
     return plan if reading is None else replace(plan, codes=reading)
+
+
+def _information(
+    specs: list[Field],
+    comparisons: dict[str, str],
+    samples: list[pd.DataFrame],
+    min_score: Any,
+    owner: str,
+) -> tuple[FieldInformation, ...]:
+    """Whether each counted field identifies; none read unless ``"auto"``."""
+    if not isinstance(min_score, str):
+        return ()
+    counted = [spec for spec in specs if spec.weight > 0]
+    # Signatures and vectors hold long text or embeddings: they identify.
+    opaque = {"estimate", *VECTOR_KINDS}
+    read = {
+        reading.label: reading
+        for reading in field_information(
+            [spec for spec in counted if comparisons[spec.label] not in opaque],
+            comparisons,
+            samples,
+            owner,
+        )
+    }
+    return tuple(
+        read.get(spec.label, FieldInformation(spec.label, True, float("nan"), ""))
+        for spec in counted
+    )
 
 
 def count_documents(

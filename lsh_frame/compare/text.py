@@ -46,6 +46,8 @@ SCORERS: dict[str, tuple[Callable[..., float], float]] = {
     "partial_ratio": (fuzz.partial_ratio, 100.0),
     "jaro_winkler": (distance.JaroWinkler.normalized_similarity, 1.0),
     "levenshtein": (distance.Levenshtein.normalized_similarity, 1.0),
+    # "ratio" of the values' digits (see _digits).
+    "digits": (distance.Indel.normalized_similarity, 1.0),
 }
 
 
@@ -175,9 +177,13 @@ def _fuzzy(
     # the other side, not different: such a pair is compared without it
     # (``Matrix, The (1999)`` and ``The Matrix``; ``Shanghai (China)`` and
     # ``Shanghai``). When both values have one, it counts.
-    plain, aside = _without_asides(values)
     strings = _comparable(values, comparison)
-    plain_strings = _comparable(plain, comparison)
+    if comparison == "digits":
+        # "(07)" is an area code, no aside: digits are compared whole.
+        plain_strings, aside = strings, np.zeros(len(values), dtype=bool)
+    else:
+        plain, aside = _without_asides(values)
+        plain_strings = _comparable(plain, comparison)
     where = np.empty(len(dictionary), dtype=np.int64)
     where[needed] = np.arange(needed.size)
     at_first, at_second = where[first], where[second]
@@ -199,6 +205,8 @@ def _comparable(values: pa.Array, comparison: str) -> npt.NDArray[np.object_]:
     """Return the values as the scorer compares them: trimmed (if it trims), cut."""
     if comparison in EDGE_TRIMMED_SCORERS:
         values = _without_edge_punctuation(values)
+    elif comparison == "digits":
+        values = _digits(values)
     # A value of at most FUZZY_MAX_CHARS bytes has at most as many characters,
     # so the byte lengths (read off the offsets) say whether to cut at all.
     if len(values) and pc.max(pc.binary_length(values)).as_py() > FUZZY_MAX_CHARS:
@@ -248,6 +256,23 @@ def _without_edge_punctuation(values: pa.Array) -> pa.Array:
     """
     trimmed = pc.replace_substring_regex(values, _EDGE_PUNCTUATION, "")
     return pc.if_else(pc.equal(trimmed, ""), values, trimmed)
+
+
+def _digits(values: pa.Array) -> pa.Array:
+    """Return each value's digits without leading zeros (``compare="digits"``).
+
+    A phone number or an id written with spaces, dashes, brackets or a plus
+    sign is compared on its digits alone; a value holding no digit is kept
+    as it is (``"n/a"`` and ``"none"`` stay different).
+
+    Examples
+    --------
+    >>> _digits(pa.array(["(07) 7467-4346", "0774674346", "n/a", "000"])).to_pylist()
+    ['774674346', '774674346', 'n/a', '0']
+    """
+    digits = pc.replace_substring_regex(values, r"[^0-9]+", "")
+    digits = pc.replace_substring_regex(digits, r"^0+([0-9])", r"\1")
+    return pc.if_else(pc.equal(digits, ""), values, digits)
 
 
 @dataclass(frozen=True)

@@ -60,21 +60,30 @@ not parse.
 Score of two dates ``a`` and ``b`` whose days differ by ``Δ`` (in days)::
 
     1                                                     when Δ = 0
-    max(S, proximity(Δ), ratio(digits a, digits b), ratio(text a, text b))
+    max(S, T, proximity(Δ), R)     R = max(ratio(digits a, digits b),
+                                            ratio(text a, text b))
+    max(S, T, proximity(Δ), min(R, 0.5))  20 years apart or more, unless
+                                          one digit of yyyymmdd is wrong
     proximity(Δ) = max(0, 1 − ln(1 + Δ) / ln(1 + 3652))
 
 where ``S`` is 0.9 when the two are the same date with day and month swapped
-(``1921-02-05`` vs ``1921-05-02``) and 0 otherwise, ``ratio`` is the Indel
-normalised similarity (``compare="ratio"``), ``digits`` the date written
-``yyyymmdd`` and ``text`` the value's normalised text (what ``"ratio"``
-compares). Proximity is 0.92 at one day, 0.83 at three, 0.58 at a month, 0.28
-at a year and 0 from ten years on; the ratios make a typo (``19210222`` vs
-``19220222``: 0.875) score at least what ``"ratio"`` gives it, whether on the
-text or on the digits of two differently written dates. With a year-only
-value on either side the years are compared: 1 when equal (0.985: below), else
-``max(proximity(365 · |Δ years|), ratio(yyyy a, yyyy b), ratio(text a, text
-b))``. A misspelt date scores the two ratios against a date or another
-misspelt date, and compares its year against a year-only value.
+(``1921-02-05`` vs ``1921-05-02``) and 0 otherwise, ``T`` is 0.875 for a typo
+a person reads (one digit of ``yyyymmdd`` wrong, or the year off by one on the
+same day of the year) and 0 otherwise, ``ratio`` is the Indel normalised
+similarity (``compare="ratio"``), ``digits`` the date written ``yyyymmdd``
+and ``text`` the value's normalised text (what ``"ratio"`` compares).
+Proximity is 0.92 at one day, 0.83 at three, 0.58 at a month, 0.28 at a year
+and 0 from ten years on; the ratios make a typo (``19210222``
+vs ``19220222``: 0.875) score at least what ``"ratio"`` gives it, whether on
+the text or on the digits of two differently written dates. Dates decades
+apart are far unless one digit of ``yyyymmdd`` is wrong: ``1980-01-02``
+and ``1908-01-02`` or ``1939-05-02`` score 0.5 at most (the digits they share
+by chance count no more), and ``1950-01-02`` keeps its ratios (0.9). With a
+year-only value on either side the years are compared: 1 when equal (0.985:
+below), else ``max(proximity(365 · |Δ years|), ratio(yyyy a, yyyy b),
+ratio(text a, text b))``. A misspelt date scores the two ratios against a
+date or another misspelt date, and compares its year against a year-only
+value.
 
 In a field holding at least ten values known only to their year, two values
 whose years agree, one of them at least so known, score 0.985

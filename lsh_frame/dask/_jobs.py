@@ -16,6 +16,7 @@ from lsh_frame._validation import check_bool
 from lsh_frame.dask._cluster import _entity_ids
 from lsh_frame.dask._pairs import _mapped, _pairs, _persisted, _range_divisions, _tables
 from lsh_frame.dask._tables import check_shuffle, compute, shared_pieces, table
+from lsh_frame.decide.matches import fallback_attrs
 from lsh_frame.decide.one_to_one import check_one_to_one
 from lsh_frame.errors import ConfigError
 from lsh_frame.jobs.common import _check_new_column, _checked_decision, given_columns
@@ -61,6 +62,7 @@ def _entities(
         "min_score": attrs.get("min_score"),
         "min_score_rule": attrs.get("min_score_rule"),
         "model": attrs.get("model"),
+        **fallback_attrs(attrs),
     }
     return ids, info
 

@@ -15,6 +15,7 @@ from lsh_frame.dask._jobs import _link_scored
 from lsh_frame.dask._keys import RIGHT_POSITION
 from lsh_frame.dask._pairs import _empty, _persisted
 from lsh_frame.dask._tables import check_shuffle, compute, table
+from lsh_frame.decide.matches import fallback_attrs
 from lsh_frame.jobs.link import _score_columns
 from lsh_frame.jobs.merge import (
     _joined,
@@ -154,6 +155,7 @@ def merge(
         "min_score_rule": attrs.get("min_score_rule"),
         "model": attrs.get("model"),
         "one_to_one": attrs.get("one_to_one"),
+        **fallback_attrs(attrs),
     }
     labels = labels_at(left_table.index, left_pos)
     right_labels = labels_at(right_table.index, right_pos)

@@ -75,6 +75,7 @@ from lsh_frame.decide.matches import (
     check_min_score,
     decide,
     decision_counts,
+    fallback_matches,
     model_matches,
     no_entities,
     provisional_matches,
@@ -276,7 +277,7 @@ def _decided(
         provisional = (
             None
             if model is not None and plan.given_model is not None
-            else provisional_matches(plan, columns["score"], cut)
+            else fallback_matches(plan, columns, cut)
         )
         probability, match = force_identical(
             *decide(plan, model, levels, provisional, found_only_by(pairs, alone_keys)),

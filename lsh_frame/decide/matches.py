@@ -17,7 +17,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from lsh_frame._warn import warn
-from lsh_frame.compare.fields import score_fields, without_straight
+from lsh_frame.compare.fields import _combine, score_fields, without_straight
 from lsh_frame.compare.plan import _rows_in_use, field_scores
 from lsh_frame.decide.cut import (
     expected_f1_cut,
@@ -62,6 +62,31 @@ def provisional_matches(
     chosen = cut if cut is not None else plan.min_score
     assert isinstance(chosen, float)
     return np.asarray(np.nan_to_num(combined, nan=-1.0) >= chosen)
+
+
+def fallback_matches(
+    plan: ScorePlan, columns: Any, cut: float | None
+) -> npt.NDArray[np.bool_]:
+    """Return the matches of a cut on ``score`` when no model decides.
+
+    :func:`provisional_matches`; with ``min_score="auto"``, also the same cut
+    on the identifying fields alone (see :mod:`lsh_frame.compare.information`),
+    so that fields many records share by chance (a tier, a balance, a
+    postcode) can keep a pair apart but never join it.
+    """
+    match = provisional_matches(plan, np.asarray(columns["score"]), cut)
+    if plan.min_score != "auto" or not plan.information:
+        return match
+    chosen = cut if cut is not None else plan.min_score
+    assert isinstance(chosen, float)
+    weights = {spec.label: spec.weight for spec in plan.counted}
+    labels = plan.identifying
+    identifying = _combine(
+        [np.asarray(columns[f"{label}_score"], dtype=np.float64) for label in labels],
+        [weights[label] for label in labels],
+        match.size,
+    )
+    return match & (np.nan_to_num(identifying, nan=-1.0) >= chosen)
 
 
 def decide(
@@ -195,9 +220,7 @@ def within_table_matches(
     table, (first, second) = _rows_in_use(table, first, second)
     columns = without_straight(score_fields(plain, table, None, first, second, owner))
     levels = plain.levels(field_scores(plain, columns))
-    provisional = (
-        None if model is not None else provisional_matches(plain, columns["score"], cut)
-    )
+    provisional = None if model is not None else fallback_matches(plain, columns, cut)
     probability, match = decide(plain, model, levels, provisional)
     return match, probability, np.asarray(columns["score"], dtype=np.float64)
 
@@ -226,9 +249,34 @@ def _fallback(
         return {}  # a model decided, or nothing was left to decide
     if "rejected" in fit:
         return {"fallback": fit["rejected"]}
+    said = f"{fit['fallback']}: matches are the pairs with score >= {chosen}"
+    if plan.information:
+        identifying = plan.identifying
+        weak = [reading for reading in plan.information if not reading.identifying]
+        said += (
+            f" and >= {chosen} on {', '.join(identifying)} alone"
+            if identifying
+            else ", but no field can join two records on its own, so no pair is a match"
+        )
+        if weak and identifying:
+            said += (
+                "; "
+                + ", ".join(f"{reading.label} ({reading.reason})" for reading in weak)
+                + " can keep two records apart, never join them"
+            )
     return {
-        "fallback": f"{fit['fallback']}: matches are the pairs with score >= {chosen}"
+        "fallback": said,
+        "identifying": [reading.to_dict() for reading in plan.information],
     }
+
+
+def fallback_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
+    """Return what decided without a model, for a job's ``attrs`` (empty if one did).
+
+    ``fallback`` says why and how; ``identifying`` lists each field's reading
+    (see :mod:`lsh_frame.compare.information`).
+    """
+    return {key: attrs[key] for key in ("fallback", "identifying") if key in attrs}
 
 
 def warn_fallback(attrs: dict[str, Any]) -> None:

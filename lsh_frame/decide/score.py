@@ -51,6 +51,7 @@ from lsh_frame.decide.matches import (
     certain_counts,
     check_min_score,
     decide,
+    fallback_matches,
     model_matches,
     no_entities,
     provisional_matches,
@@ -401,7 +402,7 @@ def _score(
         fit = not_matched(fit, matching_fit)
     combined = columns["score"]
     if model is None and chosen is not None:
-        provisional = provisional_matches(plan, combined, chosen)
+        provisional = fallback_matches(plan, columns, chosen)
     levels = plan.levels(field_scores(plan, columns))
     if model is not None and placed is not None:
         model = taught_model(plan, model, levels, alone, positions, rows, answered)

@@ -12,6 +12,7 @@ import pandas as pd
 from lsh_frame import _progress
 from lsh_frame._validation import check_bool, check_frame
 from lsh_frame.block.identical import filled_cells
+from lsh_frame.decide.matches import fallback_attrs
 from lsh_frame.errors import ConfigError
 from lsh_frame.jobs.common import (
     _KEEP_CHOICES,
@@ -59,6 +60,7 @@ def _entities(
         "min_score_rule": decision.get("min_score_rule"),
         "model": decision.get("model"),
         **({"labels": decision["labels"]} if "labels" in decision else {}),
+        **fallback_attrs(decision),
     }
     return ids, info
 
@@ -124,7 +126,10 @@ def dedupe(
         :func:`~lsh_frame.cluster`) and ``size_column`` (int64, rows in the
         entity; 1 for a row without a duplicate). ``attrs["lsh_frame"]``
         records the number of candidate pairs, of matches and of entities, and
-        the decision (``min_score`` and, with ``"auto"``, the learned model).
+        the decision (``min_score`` and, with ``"auto"``, the learned model;
+        where too few pairs leave nothing to learn from, ``fallback`` says
+        what decided and ``identifying`` which fields can join two records
+        on their own).
 
     Examples
     --------

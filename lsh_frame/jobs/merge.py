@@ -12,6 +12,7 @@ import pandas as pd
 
 from lsh_frame._validation import check_choice, check_frame, pair_positions
 from lsh_frame.block.fields import _as_fields
+from lsh_frame.decide.matches import fallback_attrs
 from lsh_frame.decide.one_to_one import check_one_to_one, match_rank, one_to_one_edges
 from lsh_frame.errors import ColumnError, ConfigError, ConfigTypeError, MergeError
 from lsh_frame.jobs.common import _HOWS, _checked_decision, given_columns
@@ -301,6 +302,7 @@ def merge(
             "model": decision.get("model"),
             **({"labels": decision["labels"]} if "labels" in decision else {}),
             "one_to_one": decision.get("one_to_one"),
+            **fallback_attrs(decision),
         }
     }
     return result

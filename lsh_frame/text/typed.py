@@ -11,6 +11,10 @@ stay missing: never the text ``"nan"``.
   (``1999.0`` → ``1999``, as for a year read by ``read_csv`` with gaps); other
   floats the shortest decimal that reads back as the same float (Arrow's
   double-conversion, the same on every platform: ``12.5``, ``0.1``, ``1e-7``);
+- text of digits only: without its leading zeros (``"0800"`` → ``800``,
+  ``"0774674346"`` → ``774674346``), as a reader of numbers drops them: a
+  postcode, phone or id reads the same whether ``pd.read_csv`` made it a
+  number or it stayed text (``"0"`` and ``"000"`` → ``0``);
 - decimals: their digits without trailing zeros (``12.50`` → ``12.5``);
 - dates ``YYYY-MM-DD``; date-times at midnight the same, other date-times
   ``YYYY-MM-DD HH:MM:SS`` (whole seconds), tz-aware ones in their own
@@ -173,7 +177,7 @@ def _arrow_text(array: pa.Array, label: str, owner: str, dtype: Any) -> pa.Array
         or pa.types.is_large_string(kind)
         or pa.types.is_string_view(kind)
     ):
-        return array.cast(pa.large_string())
+        return _without_leading_zeros(array.cast(pa.large_string()))
     if pa.types.is_null(kind):
         return pa.nulls(len(array), pa.large_string())
     if pa.types.is_boolean(kind) or pa.types.is_integer(kind):
@@ -194,6 +198,29 @@ def _arrow_text(array: pa.Array, label: str, owner: str, dtype: Any) -> pa.Array
         count = array.cast(pa.int64()).cast(pa.float64())
         return _float_text(pc.divide(count, per_second))
     raise _refusal(label, owner, dtype, f" (Arrow type {kind})")
+
+
+#: A value of digits only, its leading zeros apart (at least one digit kept).
+_LEADING_ZEROS = r"^0+([0-9]+)$"
+
+
+def _without_leading_zeros(array: pa.Array) -> pa.Array:
+    """Return text whose digit-only values lose their leading zeros.
+
+    A number read from ``"0800"`` is 800 and its text ``800``: digit-only text
+    reads as a reader of numbers reads it, so the two readings of a column
+    agree. Nothing is scanned twice when no value starts with a zero.
+
+    Examples
+    --------
+    >>> _without_leading_zeros(
+    ...     pa.array(["0800", "0774 674", "000", "0x7", "4870", None])
+    ... ).to_pylist()
+    ['800', '0774 674', '0', '0x7', '4870', None]
+    """
+    if not pc.any(pc.starts_with(array, "0")).as_py():
+        return array
+    return pc.replace_substring_regex(array, _LEADING_ZEROS, r"\1")
 
 
 def _float_text(array: pa.Array) -> pa.Array:

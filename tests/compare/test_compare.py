@@ -362,11 +362,14 @@ def test_pairs_is_candidates_then_score(customers):
         one_call.iloc[:rows].astype({"found_by": str}),
         two_calls.astype({"found_by": str}),
     )
-    assert (
-        one_call["found_by"]
-        .cat.categories[:-1]
-        .equals(two_calls["found_by"].cat.categories)
+    # The candidates' categories, then THROUGH_MATCHES when some were found.
+    categories = one_call["found_by"].cat.categories
+    assert categories[: len(two_calls["found_by"].cat.categories)].equals(
+        two_calls["found_by"].cat.categories
     )
+    assert set(categories[len(two_calls["found_by"].cat.categories) :]) <= {
+        THROUGH_MATCHES
+    }
     via_accessor = customers.lsh.pairs(fields, seed=3)
     pd.testing.assert_frame_equal(one_call, via_accessor)
 
@@ -1030,3 +1033,44 @@ def test_an_aside_in_brackets_on_one_side_is_missing_not_different(comparison):
     # ... but two values that both have one are compared whole, and a value
     # that is nothing but an aside keeps it.
     assert scored[2] < 1.0 and scored[3] < 1.0
+
+
+def test_phone_numbers_are_compared_on_their_digits():
+    frame = pd.DataFrame(
+        {
+            "phone": [
+                "(07) 7467 4346",
+                "0774674346",
+                "07-7467-4346",
+                "0774674347",  # one digit wrong
+                "0418 709 430",  # another number
+            ]
+        }
+    )
+    pairs = pd.DataFrame({"left": [0, 0, 0, 0], "right": [1, 2, 3, 4]})
+    scored = lf.score(frame, pairs, ["phone"], min_score=0.5)
+    assert scored.attrs["lsh_frame"]["compare"]["phone"] == "digits"
+    got = scored["phone_score"].to_numpy()
+    assert got[:2].tolist() == [1.0, 1.0]
+    assert got[2] == pytest.approx(1 - 2 / 18)
+    assert got[3] < 0.5
+    # The same numbers as floats (pd.read_csv) score alike.
+    floats = pd.DataFrame({"phone": [774674346.0, 774674346.0, np.nan]})
+    again = lf.score(floats, pd.DataFrame({"left": [0], "right": [1]}), ["phone"])
+    assert again.attrs["lsh_frame"]["compare"]["phone"] == "digits"
+    assert again["phone_score"].tolist() == [1.0]
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        ["4870", "0800", "2606", "6000"],  # postcodes: bare short codes
+        ["12 Smith St", "4 Cook Cres", "9 Ash Ave", "1 Elm Rd"],
+        ["1921-02-22", "1950-03-01", "1960-01-01", "1970-07-07"],
+    ],
+)
+def test_other_columns_are_not_read_as_digits(values):
+    frame = pd.DataFrame({"field": values})
+    pairs = pd.DataFrame({"left": [0], "right": [1]})
+    scored = lf.score(frame, pairs, ["field"], min_score=0.5)
+    assert scored.attrs["lsh_frame"]["compare"]["field"] != "digits"

@@ -23,6 +23,7 @@ import lsh_frame.dask  # registers ddf.lsh
 from lsh_frame.compare import auto, numbers_dates, typed_values
 from lsh_frame.compare import plan as compare_plan
 from lsh_frame.decide import model as decide_model
+from lsh_frame.text.shingle import text_array
 
 # ----------------------------------------------------------------------------
 # Plain-Python references of the documented formulas, one pair at a time
@@ -103,7 +104,29 @@ def reference_date_score(first, second, first_text, second_text, placeholders=No
         ):
             by_date = max(by_date, 0.9)
         digits = ratio(first.strftime("%Y%m%d"), second.strftime("%Y%m%d"))
+        typo = reference_typo(first, second)
+        if abs(first.year - second.year) >= 20:
+            # Decades apart: far, but for a one-digit typo.
+            text_ratio = max(digits, ratio(first_text, second_text))
+            if typo:
+                return max(by_date, typo, text_ratio)
+            return max(by_date, min(text_ratio, 0.5))
+        by_date = max(by_date, typo)
     return max(by_date, digits, ratio(first_text, second_text))
+
+
+def reference_typo(first, second):
+    """0.875 for one digit of yyyymmdd wrong, or the year off by one on the same
+    day of the year; else 0."""
+    a, b = first.strftime("%Y%m%d"), second.strftime("%Y%m%d")
+    if sum(x != y for x, y in zip(a, b, strict=True)) == 1:
+        return 0.875
+    if abs(first.year - second.year) == 1 and (first.month, first.day) == (
+        second.month,
+        second.day,
+    ):
+        return 0.875
+    return 0.0
 
 
 def all_pairs(size):
@@ -392,6 +415,7 @@ def test_date_scores_of_typical_differences():
     assert got[0] == 0.9
     assert got[1] == pytest.approx(proximity(1))
     assert got[2] == pytest.approx(max(proximity(28), 0.9))  # text ratio: 1 digit
+    # Ten years apart: far, but for the one digit wrong (its text ratio).
     assert got[3] == pytest.approx(ratio("1921-02-05", "1931-02-05"))
     # One year alone: no year level (tests/test_placeholder_dates.py).
     assert got[4:6].tolist() == [1.0, 1.0]
@@ -405,19 +429,54 @@ def test_date_scores_of_typical_differences():
         max_size=15,
     )
 )
-def test_date_never_scores_below_ratio_on_digit_text(values):
+def test_a_misspelt_date_never_scores_below_ratio_on_digit_text(values):
     # FEBRL's dates of birth: 8-digit text with typos, some not real dates.
     frame = pd.DataFrame({"dob": values})
     pairs = all_pairs(len(frame))
     _, by_date = field_scores(frame, lf.Field("dob", compare="date"), pairs)
     _, by_ratio = field_scores(frame, lf.Field("dob", compare="ratio"), pairs)
-    parsed = typed_values.parse_dates(pa.array(values)).present
-    both = parsed[pairs["left"]] & parsed[pairs["right"]]
-    # Except where the years are all that agree (ten equal days of the year
-    # among these values make a placeholder day).
-    both &= by_date != numbers_dates.YEAR_SCORE
-    assert (by_date[both] >= by_ratio[both] - 1e-12).all()
+    # As every stage reads them: digit-only text without its leading zeros.
+    parsed = typed_values.parse_dates(text_array(frame["dob"], owner="test"))
+    both = parsed.present[pairs["left"]] & parsed.present[pairs["right"]]
+    # Two whole dates decades apart are compared as dates (below); others by
+    # their digits too, except where the years are all that agree (ten equal
+    # days of the year among these values make a placeholder day).
+    whole = parsed.full[pairs["left"]] & parsed.full[pairs["right"]]
+    years = np.abs(parsed.year[pairs["left"]] - parsed.year[pairs["right"]])
+    far = whole & (years >= numbers_dates.FAR_YEARS)
+    checked = both & ~far & (by_date != numbers_dates.YEAR_SCORE)
+    assert (by_date[checked] >= by_ratio[checked] - 1e-12).all()
     assert np.isnan(by_date[~both]).all()
+
+
+@pytest.mark.parametrize(
+    "other, near",
+    [
+        ("1980-01-07", True),  # one digit wrong
+        ("1980-02-01", True),  # day and month swapped
+        ("1981-01-02", True),  # the year off by one (one digit)
+        ("1979-01-02", True),  # the year off by one (two digits)
+        ("1980-01-03", True),  # a day apart
+        ("1980-10-02", True),  # two digits of the month traded
+        ("1950-01-02", True),  # one digit wrong, even thirty years apart
+        ("1908-01-02", False),  # two digits traded, but 72 years apart
+        ("1990-09-09", False),  # three digits and a decade apart: not near
+        ("1970-05-06", False),
+        ("1952-01-20", False),  # decades apart: far
+        ("1960-01-20", False),
+        ("1939-05-02", False),
+    ],
+)
+def test_dates_are_near_as_a_person_reads_them(other, near):
+    # A one-digit typo, a swapped day and month, a year off by one: near
+    # (at least 0.8, "nearly agrees"); dates decades apart: far (at most 0.5,
+    # where a combined score of 0.7 could not lean on them); a decade apart:
+    # not near.
+    frame = pd.DataFrame({"born": ["1980-01-02", other]})
+    _, got = field_scores(frame, lf.Field("born", compare="date"))
+    assert bool(got[0] >= 0.8) is near, got[0]
+    if not near and abs(int(other[:4]) - 1980) >= numbers_dates.FAR_YEARS:
+        assert got[0] <= numbers_dates.FAR_SCORE
 
 
 def test_a_one_digit_typo_in_a_febrl_date_scores_as_ratio_does():
@@ -672,8 +731,8 @@ def test_auto_on_text_columns():
         "decimals": "number",  # 34% carry a decimal point
         "few_decimals": "ratio",  # 20% do: bare integers stay text
         "postcodes": "ratio",
-        "phones": "ratio",
-        "ids": "ratio",  # 8 digits, but not dates
+        "phones": "digits",
+        "ids": "digits",  # 8 digits, but not dates: codes of digits
         "names": "token_sort_ratio",
         "codes": "ratio",
     }
@@ -774,8 +833,14 @@ def test_a_saved_model_keeps_the_comparisons(shop):
     again = decide_model.MatchModel.from_dict(stored)
     assert again.compare == model["compare"]
     # A batch too small to tell decides with the saved comparisons and model.
+    # The saved records hold duplicates of the batch's: every match counts (a
+    # batch of 60 is too few for one_to_one="auto" to tell either way).
     found = lf.pairs(
-        saved[SHOP_COLUMNS], SHOP_COLUMNS, other=batch[SHOP_COLUMNS], min_score=stored
+        saved[SHOP_COLUMNS],
+        SHOP_COLUMNS,
+        other=batch[SHOP_COLUMNS],
+        min_score=stored,
+        one_to_one=False,
     )
     assert found.attrs["lsh_frame"]["compare"]["born"] == "date"
     assert found.attrs["lsh_frame"]["min_score_rule"] == "model"

@@ -442,3 +442,50 @@ def test_an_unused_category_of_any_type_is_no_value_of_the_column(unused):
     held = pd.Series(pd.Categorical([b"york", "leeds"]), name="city")
     with pytest.raises(lf.ColumnTypeError, match="b'york'"):
         text_of(held)
+
+
+# ----------------------------------------------------------------------------
+# Digit codes read the same as text or as numbers
+
+
+@pytest.mark.parametrize(
+    ("as_text", "as_number"),
+    [
+        ("0800", 800.0),  # a Darwin postcode through pd.read_csv
+        ("0774674346", 774674346.0),  # a phone number
+        ("000", 0),
+        ("4870", 4870),
+    ],
+)
+def test_digit_text_reads_as_the_number_a_reader_makes_of_it(as_text, as_number):
+    text = pd.Series([as_text, None], dtype=object)
+    number = pd.Series([as_number, np.nan])
+    assert text_of(text) == text_of(number)
+
+
+def test_only_digit_text_loses_its_leading_zeros():
+    values = pd.Series(["0774 674 346", "0x7", "07a", "0.5", " 07", "0"])
+    assert text_of(values) == ["0774 674 346", "0x7", "07a", "0.5", " 07", "0"]
+
+
+def test_a_file_read_as_text_or_as_numbers_dedupes_alike():
+    # pd.read_csv makes postcodes and phones floats (NaN where missing, the
+    # leading zero of a phone and of 08xx postcodes dropped); read as text
+    # they keep them. The pairs, their scores and the entities are the same.
+    people = lf.datasets.make_customers(1_500, seed=2).drop(columns="entity_id")
+    written = people.to_csv()
+    as_text = pd.read_csv(io.StringIO(written), dtype=str, index_col="record_id")
+    as_text.index = as_text.index.astype(np.int64)
+    defaults = pd.read_csv(io.StringIO(written), index_col="record_id")
+    assert defaults["phone"].dtype == np.float64
+    assert (as_text["phone"].dropna().str.startswith("0")).all()
+    columns = list(people.columns)
+    text_pairs = as_text.lsh.pairs(columns)
+    number_pairs = defaults.lsh.pairs(columns)
+    assert text_pairs.attrs["lsh_frame"]["compare"]["phone"] == "digits"
+    assert number_pairs.attrs["lsh_frame"]["compare"]["phone"] == "digits"
+    scores = [column for column in text_pairs.columns if column.endswith("_score")]
+    pd.testing.assert_frame_equal(
+        text_pairs[["left", "right", *scores, "match"]],
+        number_pairs[["left", "right", *scores, "match"]],
+    )
