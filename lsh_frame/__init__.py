@@ -35,9 +35,9 @@ from lsh_frame.jobs.dedupe import dedupe, drop_duplicates, duplicated
 from lsh_frame.jobs.link import link
 from lsh_frame.jobs.merge import merge
 from lsh_frame.resolve.cluster import cluster
+from lsh_frame.review import review
 from lsh_frame.review.label import label_pairs
 from lsh_frame.review.notebook import LabelSession
-from lsh_frame.review import review
 from lsh_frame.sketch.banding import LshPlan, plan, plan_for_budget
 from lsh_frame.sketch.minhash import estimate_jaccard, minhash
 from lsh_frame.sketch.minhash_arrow import MinHashSignature, MinHashType
