@@ -228,6 +228,21 @@ def collapse_whitespace(
     return out[: int(out_offsets[-1])], out_offsets
 
 
+def utf8_to_codepoints(
+    data: npt.NDArray[np.uint8], offsets: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+    """Twin of :func:`lsh_frame._kernels.text.utf8_to_codepoints` (its UTF-8 branch).
+
+    ``offsets`` start at 0 and end at ``data.size``.
+    """
+    data = _contiguous(data, np.uint8)
+    offsets = _contiguous(offsets, np.int64)
+    out = np.empty(data.size, dtype=np.uint32)
+    out_offsets = np.empty(offsets.size, dtype=np.int64)
+    _extension_module().utf8_codepoints(data, offsets, out, out_offsets)
+    return out[: int(out_offsets[-1])] if offsets.size else out[:0], out_offsets
+
+
 class _Scratch(threading.local):
     """Each thread's accumulator, for the index whose norms it holds.
 

@@ -8,6 +8,7 @@ slices or not contiguous. Without a built extension these tests are skipped,
 unless ``LSH_FRAME_KERNELS=compiled`` asks for it (then they fail).
 """
 
+import itertools
 import os
 import subprocess
 import sys
@@ -144,6 +145,33 @@ def test_char_shingles_of_sliced_and_unusual_arrays():
     # No records, and one.
     assert_twins(hashing.char_shingles, points[:0], np.zeros(1, np.int64), 3, 1)
     assert_twins(hashing.char_shingles, points[:11], offsets[:2], 3, 1)
+
+
+@given(records)
+def test_utf8_to_codepoints(strings):
+    array = pa.array([*strings, "é"], pa.large_string())  # never all ASCII
+    _, offsets, data = array.buffers()
+    offsets = np.frombuffer(offsets, dtype=np.int64)[: len(array) + 1]
+    data = np.frombuffer(data, dtype=np.uint8)
+    points, point_offsets = assert_twins(text.utf8_to_codepoints, data, offsets)
+    assert points.dtype == np.uint32
+    decoded = [
+        "".join(map(chr, points[start:end]))
+        for start, end in itertools.pairwise(point_offsets)
+    ]
+    assert decoded == [*strings, "é"]
+    # A slice of the records, starting and ending inside the bytes.
+    assert_twins(text.utf8_to_codepoints, data, offsets[1:])
+    assert_twins(text.utf8_to_codepoints, data, offsets[:-1])
+
+
+@given(st.binary(min_size=1, max_size=64), st.data())
+def test_utf8_to_codepoints_of_any_bytes(raw, draw):
+    """Bytes that are not UTF-8 decode alike too (the masks, bytes past the end)."""
+    data = np.frombuffer(raw + b"\xe2", dtype=np.uint8)
+    cuts = sorted(draw.draw(st.lists(st.integers(0, data.size), max_size=5)))
+    offsets = np.array([0, *cuts, data.size], dtype=np.int64)
+    assert_twins(text.utf8_to_codepoints, data, offsets)
 
 
 def test_collapse_whitespace_of_a_slice_of_records():

@@ -172,3 +172,78 @@ done:
     lf_release(&lengths);
     return result;
 }
+
+/* UTF-8 bytes to code points: the twin of utf8_to_codepoints in
+ * lsh_frame/_kernels/text.py. Every byte that is not a continuation byte
+ * (10xxxxxx) starts a code point, decoded from the bytes after it (zeros past
+ * the end), exactly as the numpy twin's masks do; out_offsets[r] counts the
+ * starting bytes before offsets[r]. */
+static LF_CLONES void decode_utf8(const uint8_t *data, int64_t size,
+                                  const int64_t *offsets, Py_ssize_t bounds,
+                                  uint32_t *out, int64_t *out_offsets)
+{
+    int64_t written = 0, at = 0;
+    for (Py_ssize_t r = 0; r < bounds; r++) {
+        int64_t until = offsets[r];
+        for (; at < until; at++) {
+            uint32_t b0 = data[at];
+            if ((b0 & 0xC0) == 0x80)
+                continue;
+            if (b0 < 0x80) {
+                out[written++] = b0;
+                continue;
+            }
+            uint32_t b1 = at + 1 < size ? (uint32_t)data[at + 1] & 0x3F : 0;
+            uint32_t b2 = at + 2 < size ? (uint32_t)data[at + 2] & 0x3F : 0;
+            uint32_t b3 = at + 3 < size ? (uint32_t)data[at + 3] & 0x3F : 0;
+            if (b0 < 0xE0)
+                out[written++] = ((b0 & 0x1F) << 6) | b1;
+            else if (b0 < 0xF0)
+                out[written++] = ((b0 & 0x0F) << 12) | (b1 << 6) | b2;
+            else
+                out[written++] = ((b0 & 0x07) << 18) | (b1 << 12) | (b2 << 6) | b3;
+        }
+        out_offsets[r] = written;
+    }
+}
+
+PyObject *lf_utf8_codepoints(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *data_object, *offsets_object, *out_object, *out_offsets_object;
+    if (!PyArg_ParseTuple(args, "OOOO", &data_object, &offsets_object, &out_object,
+                          &out_offsets_object))
+        return NULL;
+    lf_array data, offsets, out, out_offsets;
+    data.held = offsets.held = out.held = out_offsets.held = 0;
+    PyObject *result = NULL;
+    if (lf_take(data_object, &data, 'u', 1, 0, "data") < 0 ||
+        lf_take(offsets_object, &offsets, 'i', 8, 0, "offsets") < 0 ||
+        lf_take(out_object, &out, 'u', 4, 1, "out") < 0 ||
+        lf_take(out_offsets_object, &out_offsets, 'i', 8, 1, "out_offsets") < 0)
+        goto done;
+    const int64_t *offset = LF_DATA(offsets, int64_t);
+    Py_ssize_t bounds = offsets.size;
+    for (Py_ssize_t r = 0; r < bounds; r++) {
+        if (offset[r] < 0 || offset[r] > data.size || (r && offset[r] < offset[r - 1])) {
+            PyErr_SetString(PyExc_ValueError, "utf8_codepoints: bad offsets.");
+            goto done;
+        }
+    }
+    if (out_offsets.size != bounds || out.size < data.size) {
+        PyErr_SetString(PyExc_ValueError, "utf8_codepoints: bad output sizes.");
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    decode_utf8(LF_DATA(data, uint8_t), data.size, offset, bounds,
+                LF_DATA(out, uint32_t), LF_DATA(out_offsets, int64_t));
+    Py_END_ALLOW_THREADS
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    lf_release(&data);
+    lf_release(&offsets);
+    lf_release(&out);
+    lf_release(&out_offsets);
+    return result;
+}
