@@ -10,7 +10,7 @@ from lsh_frame.block.candidates import candidates
 from lsh_frame.block.fields import other_table
 from lsh_frame.decide.closing import check_transitive
 from lsh_frame.decide.one_to_one import check_one_to_one
-from lsh_frame.decide.score import score
+from lsh_frame.decide.score import reusing_plans, score
 from lsh_frame.decide.through_matches import _with_pairs_through_matches
 
 if TYPE_CHECKING:
@@ -73,6 +73,42 @@ def pairs(
     other = other_table(frame, fields, other, right_on, "pairs")
     check_one_to_one(one_to_one, "pairs", link=other is not None)
     check_transitive(transitive, "pairs", link=other is not None)
+    with reusing_plans():
+        return _candidates_scored(
+            frame,
+            fields,
+            other=other,
+            threshold=threshold,
+            recall=recall,
+            num_perm=num_perm,
+            seed=seed,
+            max_bucket=max_bucket,
+            max_pairs=max_pairs,
+            min_score=min_score,
+            values=values,
+            estimate=estimate,
+            one_to_one=one_to_one,
+            transitive=transitive,
+        )
+
+
+def _candidates_scored(
+    frame: pd.DataFrame,
+    fields: Any,
+    *,
+    other: pd.DataFrame | None,
+    threshold: float | None,
+    recall: float,
+    num_perm: int,
+    seed: int,
+    max_bucket: int,
+    max_pairs: int,
+    min_score: MinScore,
+    values: bool,
+    estimate: bool,
+    one_to_one: OneToOne,
+    transitive: Transitive,
+) -> pd.DataFrame:
     candidate_pairs = candidates(
         frame,
         fields,
