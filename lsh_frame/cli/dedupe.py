@@ -19,6 +19,8 @@ from lsh_frame.cli.options import (
     _rounded,
     _save_model,
     _say_written,
+    check_on,
+    say_separator,
 )
 from lsh_frame.jobs.common import keeping_scored_pairs
 from lsh_frame.jobs.dedupe import dedupe as dedupe_frame
@@ -73,6 +75,8 @@ def run_dedupe(arguments: argparse.Namespace, say: Callable[[str], None]) -> int
         "input",
     )
     on = _columns(arguments.on)
+    check_on(frame, on, "input")
+    say_separator(say, frame, "input")
     started = time.perf_counter()
     with keeping_scored_pairs() as scored:
         result = _dedupe_result(frame, on, arguments)

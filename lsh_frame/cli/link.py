@@ -17,6 +17,8 @@ from lsh_frame.cli.options import (
     _rounded,
     _save_model,
     _say_written,
+    check_on,
+    say_separator,
 )
 from lsh_frame.jobs.link import link
 from lsh_frame.jobs.merge import RIGHT_LABEL, merge
@@ -38,6 +40,10 @@ def run_link(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
     )
     on = _columns(arguments.on)
     right_on = _columns(arguments.right_on) if arguments.right_on else None
+    check_on(left, on, "left input")
+    check_on(right, right_on or on, "right input")
+    say_separator(say, left, "left input")
+    say_separator(say, right, "right input")
     started = time.perf_counter()
     options = _job_options(arguments)
     if arguments.one_to_one is not None:

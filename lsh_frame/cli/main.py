@@ -33,6 +33,7 @@ from lsh_frame.cli.demo import run_demo, run_plan
 from lsh_frame.cli.index import run_index
 from lsh_frame.cli.io import BROKEN_PIPE, FAILED, USAGE, InputError
 from lsh_frame.cli.link import run_link
+from lsh_frame.cli.messages import cli_text, warnings_as_lines
 from lsh_frame.cli.options import (
     UNSET,
     _digits,
@@ -149,6 +150,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--rows", type=_positive, default=50_000, help="records (50000)")
     demo.add_argument("--seed", type=int, default=1, help="random seed (1)")
+    demo.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress (the report is shown)"
+    )
 
     dedupe = commands.add_parser(
         "dedupe", help="find the records of one table that are the same entity"
@@ -376,7 +380,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     try:
         refuse_ignored(arguments)
-        code = commands[arguments.command]()
+        with warnings_as_lines(arguments.command):
+            code = commands[arguments.command]()
         # Output still buffered meets a closed pipe here, not in Python's exit.
         sys.stdout.flush()
         return code
@@ -395,8 +400,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _one_line(command: str, error: BaseException) -> str:
-    """Return the error as one line (line breaks in a value shown escaped)."""
-    message = str(error).replace("\r", "\\r").replace("\n", "\\n")
+    """Return the error as one line, in the command line's words.
+
+    Line breaks in a value are shown escaped; the library's parameter names
+    become options (see :func:`lsh_frame.cli.messages.cli_text`).
+    """
+    message = str(error) if isinstance(error, InputError) else cli_text(str(error))
+    message = message.replace("\r", "\\r").replace("\n", "\\n")
     return f"lsh-frame {command}: error: {message}"
 
 

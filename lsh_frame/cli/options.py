@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from lsh_frame.cli.io import InputError
+from lsh_frame.cli.io import InputError, separator_hint, shown_name
 
 
 def _columns(values: Sequence[str]) -> list[str]:
@@ -19,6 +19,29 @@ def _columns(values: Sequence[str]) -> list[str]:
     if not names:
         raise InputError("--on names no column")
     return names
+
+
+def check_on(frame: pd.DataFrame, names: Sequence[str], role: str) -> None:
+    """Refuse columns the table does not have, hinting at --sep when it shows."""
+    for name in names:
+        if name not in frame.columns:
+            shown = ", ".join(shown_name(column)[1:-1] for column in frame.columns[:20])
+            more = (
+                f" and {len(frame.columns) - 20:,} more" if frame.shape[1] > 20 else ""
+            )
+            raise InputError(
+                f"the {role} has no column {name!r}; its columns: {shown}{more}"
+                + separator_hint(frame, name)
+            )
+
+
+def say_separator(say: Callable[[str], None], frame: pd.DataFrame, role: str) -> None:
+    """Say which separator was sniffed when it was not a comma."""
+    read = frame.attrs.get("lsh_frame_csv") or {}
+    if read.get("sniffed") and read.get("sep") != ",":
+        shown = "\\t" if read["sep"] == "\t" else read["sep"]
+        say(f"  read the {role} with separator '{shown}' (seen in its first lines; "
+            "--sep chooses another)")  # fmt: skip
 
 
 def _min_score(text: str) -> float | str:
