@@ -18,7 +18,7 @@ from lsh_frame._validation import (
     check_pairs,
     pair_positions,
 )
-from lsh_frame._warn import warn
+from lsh_frame._warn import warn, warn_giant
 from lsh_frame.block.candidates import label_rank as _label_rank
 from lsh_frame.block.identical import found_identical
 from lsh_frame.decide.closing import THROUGH_MATCHES, closed_pairs
@@ -439,7 +439,7 @@ def _warn_large(
     warn_size: int,
     members: npt.NDArray[np.int64] | None = None,
 ) -> None:
-    """Warn about entities larger than ``warn_size``.
+    """Warn about entities larger than ``warn_size``, or giant (``warn_giant``).
 
     Identical copies count once (``members``: one end of each identical pair
     of a deduplicated frame): a hundred thousand copies chain nothing.
@@ -450,12 +450,4 @@ def _warn_large(
     if members is not None and members.size:
         # Each identical pair adds one copy to its entity (both ends are in it).
         sizes = sizes - np.bincount(ids[members], minlength=sizes.size)
-    largest = int(sizes.argmax())
-    if sizes[largest] > warn_size:
-        over = int((sizes > warn_size).sum())
-        warn(
-            f"{over:,} entit{'y has' if over == 1 else 'ies have'} more than "
-            f"{warn_size:,} rows (the largest, entity {largest}, has "
-            f"{int(sizes[largest]):,}). Weak links may be chaining different records "
-            "together: raise min_score, or block on more specific fields."
-        )
+    warn_giant(sizes, int(sizes.sum()), warn_size)
