@@ -20,6 +20,7 @@ from lsh_frame.cli.options import (
     _save_model,
     _say_written,
     check_on,
+    fields_of,
     say_separator,
 )
 from lsh_frame.jobs.common import keeping_scored_pairs
@@ -36,7 +37,7 @@ def _simhash_dedupe(
 
     ids, counts = entities(
         frame, on, distance=arguments.distance, max_pairs=arguments.max_pairs,
-        seed=arguments.seed,
+        seed=arguments.seed, kind=arguments.shingle or "word",
     )  # fmt: skip
     sizes = np.bincount(ids) if ids.size else np.zeros(0, dtype=np.int64)
     info = {"entities": counts["entities"], "pairs": counts["pairs"],
@@ -161,7 +162,7 @@ def _dedupe_result(
     elif arguments.drop:
         result = drop_duplicates(
             frame,
-            on,
+            fields_of(on, arguments.shingle),
             keep=False if arguments.keep == "none" else arguments.keep,
             progress=arguments.progress,
             **_job_options(arguments),
@@ -169,7 +170,7 @@ def _dedupe_result(
     else:
         result = dedupe_frame(
             frame,
-            on,
+            fields_of(on, arguments.shingle),
             progress=arguments.progress,
             id_column=arguments.id_column,
             size_column=arguments.size_column,

@@ -18,6 +18,7 @@ from lsh_frame.cli.options import (
     _save_model,
     _say_written,
     check_on,
+    fields_of,
     say_separator,
 )
 from lsh_frame.jobs.link import link
@@ -52,7 +53,7 @@ def run_link(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
         result = link(
             left,
             right,
-            on,
+            fields_of(on, arguments.shingle),
             right_on=right_on,
             progress=arguments.progress,
             values=True,
@@ -72,7 +73,7 @@ def run_link(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
         result = merge(
             left,
             right,
-            on,
+            fields_of(on, arguments.shingle),
             right_on=right_on,
             how=arguments.how,
             progress=arguments.progress,

@@ -106,6 +106,15 @@ def _add_job_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seed", type=int, default=1, help="random seed (1)")
     parser.add_argument(
+        "--shingle",
+        choices=["char", "word", "stopword"],
+        default=None,
+        help="tokens of the --on columns: char (3-character shingles, the default: "
+        "the data decides the keys), word, or stopword (a stop word and the two "
+        "words after it; each column then gets an LSH key of its own); with "
+        "--method simhash, the fingerprint's tokens (word by default)",
+    )
+    parser.add_argument(
         "--max-pairs",
         type=_positive,
         default=50_000_000,

@@ -21,6 +21,15 @@ def _columns(values: Sequence[str]) -> list[str]:
     return names
 
 
+def fields_of(on: list[str], shingle: str | None) -> list[Any]:
+    """Return the fields of ``--on``: plain names, or Fields of the ``--shingle``."""
+    if shingle is None or shingle == "char":
+        return list(on)
+    from lsh_frame.block.fields import Field
+
+    return [Field(column, shingle=shingle) for column in on]  # type: ignore[arg-type]
+
+
 def check_on(frame: pd.DataFrame, names: Sequence[str], role: str) -> None:
     """Refuse columns the table does not have, hinting at --sep when it shows."""
     for name in names:
@@ -220,7 +229,9 @@ DEFAULTS: dict[str, Any] = {
 }
 
 #: Options whose default is None or False: given when they are not.
-_UNLESS_NONE = ("min_score", "model", "save_model", "threshold", "pairs_output")
+_UNLESS_NONE = (
+    "min_score", "model", "save_model", "threshold", "pairs_output", "shingle",
+)  # fmt: skip
 _UNLESS_FALSE = ("input_order",)
 
 

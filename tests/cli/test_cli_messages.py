@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -137,3 +138,34 @@ def test_no_python_source_line_in_a_real_run(tmp_path):
 )
 def test_cli_text(message, said):
     assert said in cli_text(message)
+
+
+@pytest.mark.parametrize("shingle", ["word", "stopword"])
+def test_shingle_chooses_the_fields_tokens(shingle, tmp_path):
+    rng = np.random.default_rng(2)
+    words = ["the", "of", "and", "a", "to", "in"] + [f"w{i}" for i in range(300)]
+    bodies = [" ".join(rng.choice(words, 60)) for _ in range(40)]
+    bodies += [body.replace(body.split()[3], "edited", 1) for body in bodies[:15]]
+    frame = pd.DataFrame({"body": bodies})
+    path = tmp_path / "texts.csv"
+    frame.to_csv(path, index=False)
+    output = tmp_path / "out.csv"
+    argv = ["dedupe", str(path), "--on", "body", "--shingle", shingle, "-q"]
+    assert cli.main([*argv, "--input-order", "-o", str(output)]) == 0
+    written = pd.read_csv(output)
+    expected = frame.lsh.dedupe([lf.Field("body", shingle=shingle)])
+    assert written["cluster_id"].tolist() == expected["cluster_id"].tolist()
+    assert written["cluster_size"].max() == 2
+
+
+def test_shingle_chooses_the_simhash_tokens(tmp_path):
+    from lsh_frame.block.hamming import entities
+
+    frame = pd.DataFrame({"body": ["one two three four five"] * 2 + ["six seven"]})
+    path = tmp_path / "texts.csv"
+    frame.to_csv(path, index=False)
+    output = tmp_path / "out.csv"
+    argv = ["dedupe", str(path), "--on", "body", "--method", "simhash", "-q"]
+    assert cli.main([*argv, "--shingle", "char", "-o", str(output)]) == 0
+    expected, _ = entities(frame, ["body"], distance=3, kind="char")
+    assert pd.read_csv(output)["cluster_id"].tolist() == expected.tolist()
