@@ -378,6 +378,26 @@ def intersection_sizes(
     return out
 
 
+def sparse_dots(
+    ids: npt.NDArray[np.int64],
+    weights: npt.NDArray[np.float64],
+    offsets: npt.NDArray[np.int64],
+    first: npt.NDArray[np.int64],
+    second: npt.NDArray[np.int64],
+) -> npt.NDArray[np.float64]:
+    """Return the dot products :func:`lsh_frame._kernels.tfidf.cosines` adds up."""
+    out = np.empty(first.size, dtype=np.float64)
+    _extension_module().sparse_dots(
+        _contiguous(ids, np.int64),
+        _contiguous(weights, np.float64),
+        _contiguous(offsets, np.int64),
+        _contiguous(first, np.int64),
+        _contiguous(second, np.int64),
+        out,
+    )
+    return out
+
+
 def emit_pairs(
     members: npt.NDArray[np.int64],
     starts: npt.NDArray[np.int64],

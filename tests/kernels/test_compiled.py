@@ -637,3 +637,36 @@ def test_hashes_of_values_and_labels_are_pandas(strings):
     assert_twins(hash_values, frame, ["text", "number"])
     assert_twins(hash_labels, frame.index)
     assert_twins(hash_labels, pd.Index(range(len(frame))))
+
+
+@given(
+    st.lists(
+        st.lists(st.tuples(st.integers(0, 40), st.integers(1, 5)), max_size=25),
+        min_size=1,
+        max_size=12,
+    ),
+    st.data(),
+)
+def test_tfidf_cosines(values, draw):
+    """The compiled dot products add up in numpy's order: equal bits."""
+    from lsh_frame._kernels import tfidf
+
+    hashes = np.array([token for value in values for token, _ in value], np.uint64)
+    records = np.repeat(np.arange(len(values)), [len(value) for value in values])
+    shares = np.array([share / 2 for value in values for _, share in value])
+    terms = tfidf.term_counts(hashes, records, shares, len(values))
+    tokens, frequency, documents = tfidf.document_frequencies(
+        terms, np.ones(len(values), np.int64)
+    )
+    vectors = tfidf.TermVectors.build(
+        terms, tokens[::2], tfidf.idf(frequency[::2], documents), 0.7
+    )
+    pair = st.integers(0, len(values) - 1)
+    first = np.array(draw.draw(st.lists(pair, max_size=30)), np.int64)
+    second = np.array(draw.draw(st.lists(pair, min_size=first.size,
+                                         max_size=first.size)), np.int64)  # fmt: skip
+    got = assert_twins(tfidf.cosines, vectors, first, second)
+    assert got.dtype == np.float64
+    # Non-contiguous pairs, and none.
+    assert_twins(tfidf.cosines, vectors, np.repeat(first, 2)[::2], second)
+    assert_twins(tfidf.cosines, vectors, first[:0], second[:0])

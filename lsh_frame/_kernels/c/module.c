@@ -143,6 +143,8 @@ static PyMethodDef methods[] = {
      "sorted_sets(hashes, offsets, out, out_offsets): each set sorted, distinct."},
     {"intersection_sizes", lf_intersection_sizes, METH_VARARGS,
      "intersection_sizes(values, offsets, first, second, out): merged counts."},
+    {"sparse_dots", lf_sparse_dots, METH_VARARGS,
+     "sparse_dots(ids, weights, offsets, first, second, out): merged products."},
     {"emit_pairs", lf_emit_pairs, METH_VARARGS,
      "emit_pairs(members, starts, sizes, left_sizes, link, left, right)."},
     {"components", lf_components, METH_VARARGS,

@@ -71,6 +71,7 @@ PyObject *lf_top_neighbours(PyObject *self, PyObject *args);
 PyObject *lf_value_tokens(PyObject *self, PyObject *args);
 PyObject *lf_sorted_sets(PyObject *self, PyObject *args);
 PyObject *lf_intersection_sizes(PyObject *self, PyObject *args);
+PyObject *lf_sparse_dots(PyObject *self, PyObject *args);
 PyObject *lf_emit_pairs(PyObject *self, PyObject *args);
 PyObject *lf_components(PyObject *self, PyObject *args);
 PyObject *lf_token_runs(PyObject *self, PyObject *args);
