@@ -228,6 +228,23 @@ def collapse_whitespace(
     return out[: int(out_offsets[-1])], out_offsets
 
 
+def word_spans(
+    units: npt.NDArray[Any], offsets: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
+    """Twin of :func:`lsh_frame._kernels.hashing.word_spans` (None: not here)."""
+    text = _units(units)
+    if text is None:
+        return None
+    offsets = _contiguous(offsets, np.int64)
+    module = _extension_module()
+    count = module.word_spans(text, offsets, None, None, None)
+    starts = np.empty(count, dtype=np.int64)
+    ends = np.empty(count, dtype=np.int64)
+    records = np.empty(count, dtype=np.int64)
+    module.word_spans(text, offsets, starts, ends, records)
+    return starts, ends, records
+
+
 def utf8_to_codepoints(
     data: npt.NDArray[np.uint8], offsets: npt.NDArray[np.int64]
 ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:

@@ -30,7 +30,11 @@ later batch scores with the frequencies of the tables given to that call.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -40,6 +44,7 @@ import pyarrow.compute as pc
 
 from lsh_frame._kernels import tfidf as kernel
 from lsh_frame._kernels.pairs import sorted_unique
+from lsh_frame._kernels.sets import gather
 from lsh_frame.block.fields import Field
 from lsh_frame.block.keys import _field_text
 from lsh_frame.text.shingle import (
@@ -129,7 +134,11 @@ class DocumentFrequencies:
         terms = value_terms(
             normalize(encoded.dictionary, spec.shingle_config, whitespace=False)
         )
-        return cls(*kernel.document_frequencies(terms, records))
+        frequencies = cls(*kernel.document_frequencies(terms, records))
+        kept = _TERMS.get()
+        if kept is not None:
+            kept[id(frequencies)] = (frequencies, encoded.dictionary, terms)
+        return frequencies
 
     @classmethod
     def merge(cls, parts: list[DocumentFrequencies]) -> DocumentFrequencies:
@@ -140,18 +149,62 @@ class DocumentFrequencies:
             )
         )
 
-    def vectors(self, normalized: pa.Array) -> kernel.TermVectors:
+    def vectors(
+        self, normalized: pa.Array, raw: pa.Array | None = None
+    ) -> kernel.TermVectors:
         """L2-normalised TF-IDF vectors of some normalised values.
 
         A token no counted record holds (not possible when the values come
         from the counted tables) weighs as a token held by one record.
+        ``raw`` (the values before normalising) lets the tokens counted by
+        :meth:`of_tables` inside :func:`keeping_terms` be reused.
         """
+        terms = self._known_terms(raw)
         return kernel.TermVectors.build(
-            value_terms(normalized),
+            value_terms(normalized) if terms is None else terms,
             self.tokens,
             kernel.idf(self.counts, self.documents),
             float(kernel.idf(np.ones(1, np.int64), self.documents)[0]),
         )
+
+    def _known_terms(self, raw: pa.Array | None) -> kernel.TermCounts | None:
+        """Return the tokens of ``raw`` as :meth:`of_tables` counted them, if kept."""
+        kept = _TERMS.get()
+        entry = None if kept is None or raw is None else kept.get(id(self))
+        if entry is None or entry[0] is not self:
+            return None
+        positions = pc.index_in(raw, value_set=entry[1])
+        if positions.null_count:
+            return None
+        rows = positions.to_numpy().astype(np.int64)
+        terms: kernel.TermCounts = entry[2]
+        at = gather(terms.offsets, rows)
+        offsets = np.zeros(rows.size + 1, dtype=np.int64)
+        np.cumsum(np.diff(terms.offsets)[rows], out=offsets[1:])
+        return kernel.TermCounts(terms.hashes[at], terms.counts[at], offsets)
+
+
+#: The tokens :meth:`DocumentFrequencies.of_tables` counted, by the id of the
+#: frequencies made (kept beside them), inside :func:`keeping_terms`.
+_TERMS: ContextVar[dict[int, tuple[Any, ...]] | None] = ContextVar(
+    "lsh_frame_tfidf_terms", default=None
+)
+
+
+@contextmanager
+def keeping_terms() -> Iterator[None]:
+    """Keep the tokens counted for document frequencies to score with them.
+
+    Scoring a ``"tfidf"`` field tokenises the values of its pairs, which the
+    frequencies of the same tables have just tokenised: inside this block
+    (one job) they are tokenised once. The tokens are the same either way
+    (whitespace runs do not change them).
+    """
+    token = _TERMS.set({})
+    try:
+        yield
+    finally:
+        _TERMS.reset(token)
 
 
 def scores(
@@ -160,14 +213,19 @@ def scores(
     first: npt.NDArray[np.int64],
     second: npt.NDArray[np.int64],
     same: npt.NDArray[np.int64],
+    raw: pa.Array | None = None,
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """Cosines of value pairs, and the score of pairs of one value.
 
     ``first`` and ``second`` are dictionary codes of value pairs; ``same``
     codes of values compared with themselves (1, or NaN without a token).
+    ``raw`` holds the dictionary's values before normalising.
     """
     needed = sorted_unique(np.concatenate([first, second, same]))
-    vectors = frequencies.vectors(dictionary.take(pa.array(needed)))
+    taken = pa.array(needed)
+    vectors = frequencies.vectors(
+        dictionary.take(taken), None if raw is None else raw.take(taken)
+    )
     where = np.empty(max(len(dictionary), 1), dtype=np.int64)
     where[needed] = np.arange(needed.size)
     on_pairs = kernel.cosines(vectors, where[first], where[second])

@@ -36,6 +36,7 @@ from lsh_frame.compare.plan import (
     plan_score,
 )
 from lsh_frame.compare.table_checks import check_tables
+from lsh_frame.compare.tfidf import keeping_terms
 from lsh_frame.decide.closing import check_transitive, closable, close
 from lsh_frame.decide.cut import ScoreSpread
 from lsh_frame.decide.learn import learn_model
@@ -104,7 +105,8 @@ def reusing_plans() -> Iterator[None]:
     """
     token = _PLANS.set({})
     try:
-        yield
+        with keeping_terms():
+            yield
     finally:
         _PLANS.reset(token)
 

@@ -670,3 +670,19 @@ def test_tfidf_cosines(values, draw):
     # Non-contiguous pairs, and none.
     assert_twins(tfidf.cosines, vectors, np.repeat(first, 2)[::2], second)
     assert_twins(tfidf.cosines, vectors, first[:0], second[:0])
+
+
+@given(records)
+def test_word_spans(strings):
+    points, offsets = encode(strings)
+    got = assert_twins(hashing.word_spans, points, offsets)
+    assert all(part.dtype == np.int64 for part in got)
+    if offsets.size > 1:  # a slice of the records
+        assert_twins(hashing.word_spans, points, offsets[1:])
+        assert_twins(hashing.word_spans, points, offsets[:-1])
+
+
+@given(ascii_records)
+def test_word_spans_of_ascii_bytes(strings):
+    points, offsets = encode(strings, ascii_bytes=True)
+    assert_twins(hashing.word_spans, points, offsets)

@@ -133,6 +133,8 @@ static PyMethodDef methods[] = {
      "sketch_fss32(hashes, offsets, a, b, out): fast similarity sketching."},
     {"collapse_whitespace", lf_collapse_whitespace, METH_VARARGS,
      "collapse_whitespace(units, offsets, punctuation, out, out_offsets)."},
+    {"word_spans", lf_word_spans, METH_VARARGS,
+     "word_spans(units, offsets, starts, ends, records): runs of non-whitespace."},
     {"utf8_codepoints", lf_utf8_codepoints, METH_VARARGS,
      "utf8_codepoints(data, offsets, out, out_offsets): UTF-8 to code points."},
     {"top_neighbours", lf_top_neighbours, METH_VARARGS,

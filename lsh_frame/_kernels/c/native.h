@@ -67,6 +67,7 @@ PyObject *lf_minhash_mersenne61(PyObject *self, PyObject *args);
 PyObject *lf_sketch_fss32(PyObject *self, PyObject *args);
 PyObject *lf_collapse_whitespace(PyObject *self, PyObject *args);
 PyObject *lf_utf8_codepoints(PyObject *self, PyObject *args);
+PyObject *lf_word_spans(PyObject *self, PyObject *args);
 PyObject *lf_top_neighbours(PyObject *self, PyObject *args);
 PyObject *lf_value_tokens(PyObject *self, PyObject *args);
 PyObject *lf_sorted_sets(PyObject *self, PyObject *args);
