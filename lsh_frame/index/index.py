@@ -36,7 +36,7 @@ import pyarrow as pa
 
 from lsh_frame import _progress
 from lsh_frame._kernels import neighbours as kernel
-from lsh_frame._validation import check_bool, check_frame, check_int
+from lsh_frame._validation import check_frame, check_int, check_progress
 from lsh_frame.block.defaults import _FrameSource, decide_keys
 from lsh_frame.block.fields import _as_fields, field_columns
 from lsh_frame.block.keys import table_keys
@@ -136,7 +136,7 @@ class Index:
         num_perm: int = 128,
         seed: int = 1,
         max_bucket: int = 1_000,
-        progress: bool = False,
+        progress: bool | None = None,
     ) -> Index:
         """Resolve a table and hold it for matching new records.
 
@@ -159,8 +159,10 @@ class Index:
             later query decides with it.
         threshold, recall, num_perm, seed, max_bucket
             Blocking options, as for :func:`lsh_frame.candidates`.
-        progress : bool
-            Show the steps on a progress line on stderr.
+        progress : bool or None
+            Show the steps on a progress line on stderr (a widget in a notebook):
+            True, False, or None (the default) to show it when stderr is a
+            terminal or in a notebook, once the job has run five seconds.
 
         Returns
         -------
@@ -172,7 +174,7 @@ class Index:
         owner = "Index.build"
         frame = check_frame(frame, "frame", owner)
         fields = given_columns(fields, None, "subset", owner, frame)
-        progress = check_bool(progress, "progress", owner)
+        progress = check_progress(progress, owner)
         max_bucket = check_int(max_bucket, "max_bucket", owner, minimum=2)
         given_ids = _given_entity_ids(frame, entity_ids, owner)
         columns = field_columns(fields, owner)
