@@ -84,7 +84,10 @@ def run_dedupe(arguments: argparse.Namespace, say: Callable[[str], None]) -> int
     elapsed = time.perf_counter() - started
     info = result.attrs["lsh_frame"]
     write_table(
-        result, arguments.output, index=arguments.index or bool(arguments.index_col)
+        result,
+        arguments.output,
+        index=arguments.index or bool(arguments.index_col),
+        progress=arguments.progress,
     )
     saved = _save_model(result, arguments.save_model)
     say(
@@ -95,7 +98,12 @@ def run_dedupe(arguments: argparse.Namespace, say: Callable[[str], None]) -> int
     _say_written(say, len(result), arguments.output, saved)
     if arguments.pairs_output is not None:
         pairs = _pairs_for_review(frame, on, scored[0], arguments.digits)
-        write_table(pairs, arguments.pairs_output, index=False)
+        write_table(
+            pairs,
+            arguments.pairs_output,
+            index=False,
+            progress=arguments.progress,
+        )
         say(f"  wrote {len(pairs):,} scored pairs to {arguments.pairs_output}")
     return OK
 

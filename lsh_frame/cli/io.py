@@ -17,6 +17,7 @@ from typing import IO, Any, TextIO
 
 import pandas as pd
 
+from lsh_frame import _progress
 from lsh_frame.errors import LshFrameError
 
 #: Exit codes.
@@ -266,24 +267,56 @@ def _plain(frame: pd.DataFrame, path: str, role: str) -> pd.DataFrame:
     return frame
 
 
-def write_table(frame: pd.DataFrame, path: str, *, index: bool) -> None:
-    """Write CSV or Parquet by the extension; ``-`` is CSV on stdout."""
+#: Rows written per piece of a CSV output, each reported to the progress line.
+WRITE_ROWS = 100_000
+
+
+def write_table(
+    frame: pd.DataFrame, path: str, *, index: bool, progress: bool = False
+) -> None:
+    """Write CSV or Parquet by the extension; ``-`` is CSV on stdout.
+
+    With ``progress`` a line counts the rows written (a plain CSV file or
+    stdout is written in pieces of ``WRITE_ROWS``; a compressed file or Parquet
+    at once, the line's clock moving meanwhile).
+    """
     kind = _format(path, "output")
     if is_null_device(path):
         return  # nothing to write: -o /dev/null runs the job for its summary
+    shown = "standard output" if path == "-" else path
     try:
-        if kind == "parquet":
-            frame.to_parquet(path, index=index)
-        elif path == "-":
-            frame.to_csv(sys.stdout, index=index)
-        else:
-            frame.to_csv(
-                path, index=index, sep="\t" if path.lower().endswith(".tsv") else ","
-            )
+        with _progress.reporting(progress, f"writing {shown}"):
+            _progress.step(f"{len(frame):,} rows", total=len(frame))
+            if kind == "parquet":
+                frame.to_parquet(path, index=index)
+                _progress.advance(len(frame))
+            elif path == "-":
+                _write_csv_pieces(frame, sys.stdout, index=index, sep=",")
+            elif path.lower().endswith((".csv", ".tsv")):
+                sep = "\t" if path.lower().endswith(".tsv") else ","
+                with open(path, "w", encoding="utf-8", newline="") as file:
+                    _write_csv_pieces(frame, file, index=index, sep=sep)
+            else:  # compressed: pandas picks the codec by the extension
+                frame.to_csv(path, index=index)
+                _progress.advance(len(frame))
     except BrokenPipeError:
         raise  # the reader went away: main ends quietly
     except OSError as error:
         raise InputError(f"cannot write {path!r}: {error.strerror or error}") from error
+
+
+def _write_csv_pieces(
+    frame: pd.DataFrame, file: TextIO, *, index: bool, sep: str
+) -> None:
+    """Write ``frame`` as CSV in pieces of rows, each reported done."""
+    if len(frame) <= WRITE_ROWS:
+        frame.to_csv(file, index=index, sep=sep)
+        _progress.advance(len(frame))
+        return
+    for first in range(0, len(frame), WRITE_ROWS):
+        piece = frame.iloc[first : first + WRITE_ROWS]
+        piece.to_csv(file, index=index, sep=sep, header=first == 0)
+        _progress.advance(len(piece))
 
 
 def check_outputs(table: str, model: str | None = None) -> None:

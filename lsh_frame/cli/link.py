@@ -91,6 +91,7 @@ def run_link(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
         _rounded(result, arguments.digits),
         arguments.output,
         index=not arguments.pairs and arguments.index_col is not None,
+        progress=arguments.progress,
     )
     saved = _save_model(result, arguments.save_model)
     say(
