@@ -71,10 +71,11 @@ def main() -> None:
             started = time.perf_counter()
             index = build()
             seconds = time.perf_counter() - started
+            held = len(index)
             known, recall, precision = joined(index, new, truth)
         said = "; ".join(str(w.message)[:60] for w in caught)
         print(
-            f"| `{name}` | {len(index):,} | {seconds:.1f} | {known} | {recall:.4f} "
+            f"| `{name}` | {held:,} | {seconds:.1f} | {known} | {recall:.4f} "
             f"| {precision:.4f} | {said} |"
         )
 
