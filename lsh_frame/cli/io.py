@@ -268,7 +268,7 @@ def _plain(frame: pd.DataFrame, path: str, role: str) -> pd.DataFrame:
 
 
 #: Rows written per piece of a CSV output, each reported to the progress line.
-WRITE_ROWS = 100_000
+WRITE_ROWS = 25_000
 
 
 def write_table(

@@ -316,7 +316,9 @@ def _score(
     aside = added_by_compound(pairs)
     held_out = identical | aside
 
-    _progress.step("deciding matches")
+    # Three parts of the same size, reported as each ends: learning the model,
+    # deciding every pair, and the one-to-one and closing rules.
+    _progress.step("deciding matches", total=3 * len(pairs))
     # The model learns from the straight scores; the decision reads swapped
     # fields crossed (see learning_view).
     learn = learning_view(columns)
@@ -396,6 +398,7 @@ def _score(
                 fit = no_entities(model)
                 model, chosen = None, None
                 provisional = np.zeros(learn_combined.size, dtype=bool)
+    _progress.advance(len(pairs))
     if model is not None and plan.codes is not None and plan.given_model is None:
         model = dataclasses.replace(model, codes=plan.codes.label)
     if model is not None and model.matching is None:
@@ -412,6 +415,7 @@ def _score(
         )
         match = model_matches(model, levels, probability)
     probability, match = force_identical(probability, match, identical)
+    _progress.advance(len(pairs))
 
     if model is not None and model.matching is not None and probability is not None:
         kept = exclusive_matches(
@@ -437,6 +441,7 @@ def _score(
             probability, None if model is None else model.match_cut, identical
         ),
     )
+    _progress.advance(len(pairs))
     if probability is not None:
         columns["match_probability"] = probability
     columns["match"] = match
