@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from lsh_frame import _progress
 from lsh_frame.cli.io import OK, InputError, check_outputs, read_table, write_table
 from lsh_frame.cli.options import (
     _columns,
@@ -97,7 +98,8 @@ def run_dedupe(arguments: argparse.Namespace, say: Callable[[str], None]) -> int
     )
     _say_written(say, len(result), arguments.output, saved)
     if arguments.pairs_output is not None:
-        pairs = _pairs_for_review(frame, on, scored[0], arguments.digits)
+        with _progress.reporting(arguments.progress, "pairs for review"):
+            pairs = _pairs_for_review(frame, on, scored[0], arguments.digits)
         write_table(
             pairs,
             arguments.pairs_output,
@@ -148,12 +150,15 @@ def _pairs_for_review(
     columns: dict[str, Any] = {"left": scored["left"], "right": scored["right"]}
     left = frame.index.get_indexer(pd.Index(scored["left"]))
     right = frame.index.get_indexer(pd.Index(scored["right"]))
+    _progress.step(f"joining values to {len(scored):,} pairs", total=len(on))
     for column in on:
-        values = frame[column].to_numpy()
-        columns[f"{column}_left"] = values[left]
-        columns[f"{column}_right"] = values[right]
+        # The column's own array: a take in Arrow for text, no Python objects.
+        values = frame[column].array
+        columns[f"{column}_left"] = values.take(left)
+        columns[f"{column}_right"] = values.take(right)
         if f"{column}_score" in scored:
             columns[f"{column}_score"] = scored[f"{column}_score"].to_numpy()
+        _progress.advance(1)
     for column in ("found_by", "score", "match_probability", "match"):
         if column in scored:
             columns[column] = scored[column].to_numpy()
