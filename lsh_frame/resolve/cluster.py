@@ -145,18 +145,22 @@ def cluster(
     scored = check_pairs(scored, owner)
     min_score, warn_size = check_options(min_score, warn_size, owner)
     split = check_bool(split, "split", owner)
-    _progress.step("clustering")
+    # Two parts, reported as each ends: the links' record positions (a hash
+    # look-up of every label), then the entities.
+    _progress.step("clustering", total=2)
     linked = scored[_links(scored, min_score, owner).to_numpy()]
     right_frame = frame if other is None else other
     first = pair_positions(linked["left"], frame.index, "left", owner)
     second = pair_positions(linked["right"], right_frame.index, "right", owner)
     links = Links.of(linked, first, second, None if other is None else len(frame))
+    _progress.advance(1)
     ids, review = entity_ids(
         frame.index,
         None if other is None else other.index,
         links,
         split and min_score is None,
     )
+    _progress.advance(1)
     _warn_large(ids, warn_size, links.copies)
     warn_review(review)
     left_ids = pd.Series(ids[: len(frame)], index=frame.index, name="entity_id")
