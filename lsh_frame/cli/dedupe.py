@@ -147,10 +147,13 @@ def _pairs_for_review(
     left value, right value and score, then ``found_by``, ``score``,
     ``match_probability`` and ``match``; the pairs in the order scoring gave.
     """
+    # The look-ups of the pairs' labels, then the columns, reported as each ends.
+    _progress.step(f"joining values to {len(scored):,} pairs", total=len(on) + 2)
     columns: dict[str, Any] = {"left": scored["left"], "right": scored["right"]}
     left = frame.index.get_indexer(pd.Index(scored["left"]))
+    _progress.advance(1)
     right = frame.index.get_indexer(pd.Index(scored["right"]))
-    _progress.step(f"joining values to {len(scored):,} pairs", total=len(on))
+    _progress.advance(1)
     for column in on:
         # The column's own array: a take in Arrow for text, no Python objects.
         values = frame[column].array
