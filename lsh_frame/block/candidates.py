@@ -320,7 +320,12 @@ def collapse(
     if other is None and isinstance(frame, pd.DataFrame) and len(frame) > 1:
         columns = field_columns(fields, owner)
         if all(column in frame.columns for column in columns):
-            rows = group_rows(*row_hashes(frame, columns), label_rank(frame.index))
+            # Hashing the rows (most of the work), then grouping them.
+            _progress.step("finding identical rows", total=3)
+            hashes, filled = row_hashes(frame, columns)
+            _progress.advance(2)
+            rows = group_rows(hashes, filled, label_rank(frame.index))
+            _progress.advance(1)
             if rows.collapsed:
                 representatives = rows.representatives
                 return Collapsed(rows, frame.index, frame.iloc[representatives])
