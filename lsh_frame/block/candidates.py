@@ -429,7 +429,9 @@ def pairs_from_context(
     # Each pair is coded as left * n_right + right, shifted by _KEY_BITS to carry
     # the index of the key that found it: one value sort then brings a pair's
     # keys together (value sorts are much faster than argsorts).
-    _progress.step(f"building {total:,} pairs", total=total)
+    # Emitting the pairs is half the work reported; merging the keys' pairs and
+    # labelling them (a sort, then the label look-ups) the other half.
+    _progress.step(f"building {total:,} pairs", total=2 * total)
     coded_parts = []
     for index, maybe_buckets in enumerate(kept):
         if maybe_buckets is None:
@@ -468,6 +470,7 @@ def pairs_from_context(
         coded = np.sort(np.concatenate(coded_parts))
     else:
         coded = np.empty(0, np.int64)
+    _progress.advance(total // 2)
     codes = coded >> np.int64(_KEY_BITS)
     bits = np.left_shift(np.uint64(1), (coded & np.int64(63)).astype(np.uint64))
     first = np.ones(codes.size, dtype=bool)
@@ -485,6 +488,7 @@ def pairs_from_context(
         }
     )
     pairs.attrs["lsh_frame"] = {"link": context.link}
+    _progress.advance(total - total // 2)
     return pairs
 
 
