@@ -59,6 +59,17 @@ def check_bool(value: Any, name: str, owner: str) -> bool:
     return value
 
 
+def check_progress(value: Any, owner: str) -> bool | None:
+    """Return a job's ``progress``: True, False, or None (shown when watched)."""
+    if value is not None and not isinstance(value, bool):
+        raise ConfigTypeError(
+            f"The 'progress' parameter of {owner} must be True, False or None "
+            f"(shown when stderr is a terminal or in a notebook, for a job over "
+            f"a few seconds). Got {value!r} instead."
+        )
+    return value
+
+
 def check_fraction(
     value: Any, name: str, owner: str, *, optional: bool = False
 ) -> float | None:

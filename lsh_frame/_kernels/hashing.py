@@ -102,6 +102,10 @@ def word_spans(
 
     ``units`` is uint32 code points, or the uint8 bytes of ASCII text.
     """
+    if native.compiled is not None and len(offsets):
+        found = native.word_spans(units, offsets)
+        if found is not None:
+            return found
     _, starts, ends, word_offsets = separated_words(units, offsets)
     counts = np.diff(word_offsets)
     records = np.repeat(np.arange(counts.size, dtype=np.int64), counts)

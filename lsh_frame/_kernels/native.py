@@ -228,6 +228,38 @@ def collapse_whitespace(
     return out[: int(out_offsets[-1])], out_offsets
 
 
+def word_spans(
+    units: npt.NDArray[Any], offsets: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
+    """Twin of :func:`lsh_frame._kernels.hashing.word_spans` (None: not here)."""
+    text = _units(units)
+    if text is None:
+        return None
+    offsets = _contiguous(offsets, np.int64)
+    module = _extension_module()
+    count = module.word_spans(text, offsets, None, None, None)
+    starts = np.empty(count, dtype=np.int64)
+    ends = np.empty(count, dtype=np.int64)
+    records = np.empty(count, dtype=np.int64)
+    module.word_spans(text, offsets, starts, ends, records)
+    return starts, ends, records
+
+
+def utf8_to_codepoints(
+    data: npt.NDArray[np.uint8], offsets: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+    """Twin of :func:`lsh_frame._kernels.text.utf8_to_codepoints` (its UTF-8 branch).
+
+    ``offsets`` start at 0 and end at ``data.size``.
+    """
+    data = _contiguous(data, np.uint8)
+    offsets = _contiguous(offsets, np.int64)
+    out = np.empty(data.size, dtype=np.uint32)
+    out_offsets = np.empty(offsets.size, dtype=np.int64)
+    _extension_module().utf8_codepoints(data, offsets, out, out_offsets)
+    return out[: int(out_offsets[-1])] if offsets.size else out[:0], out_offsets
+
+
 class _Scratch(threading.local):
     """Each thread's accumulator, for the index whose norms it holds.
 
@@ -360,6 +392,26 @@ def intersection_sizes(
     second = _contiguous(second, np.int64)
     out = np.empty(first.size, dtype=np.int64)
     _extension_module().intersection_sizes(values, offsets, first, second, out)
+    return out
+
+
+def sparse_dots(
+    ids: npt.NDArray[np.int64],
+    weights: npt.NDArray[np.float64],
+    offsets: npt.NDArray[np.int64],
+    first: npt.NDArray[np.int64],
+    second: npt.NDArray[np.int64],
+) -> npt.NDArray[np.float64]:
+    """Return the dot products :func:`lsh_frame._kernels.tfidf.cosines` adds up."""
+    out = np.empty(first.size, dtype=np.float64)
+    _extension_module().sparse_dots(
+        _contiguous(ids, np.int64),
+        _contiguous(weights, np.float64),
+        _contiguous(offsets, np.int64),
+        _contiguous(first, np.int64),
+        _contiguous(second, np.int64),
+        out,
+    )
     return out
 
 

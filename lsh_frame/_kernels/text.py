@@ -49,6 +49,8 @@ def utf8_to_codepoints(
     if data.size == 0 or int(data.max()) < 0x80:
         units = data if ascii_bytes else data.astype(np.uint32)
         return units, offsets.astype(np.int64, copy=False)
+    if native.compiled is not None:
+        return native.utf8_to_codepoints(data, offsets)
     # Continuation bytes look like 10xxxxxx; every other byte starts a character.
     is_lead = (data & 0xC0) != 0x80
     lead = np.flatnonzero(is_lead)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from lsh_frame._kernels import hashing
+from lsh_frame._kernels import hashing, native
 from lsh_frame._kernels.sets import gather
 
 __all__ = [
@@ -297,6 +297,25 @@ def cosines(
     [0.5, 1.0, nan]
     """
     sizes = np.diff(vectors.offsets)
+    if native.compiled is not None:
+        result = native.sparse_dots(
+            vectors.ids, vectors.weights, vectors.offsets, first, second
+        )
+    else:
+        result = _dots(vectors, sizes, first, second)
+    result[np.abs(result - 1.0) < 1e-12] = 1.0
+    np.clip(result, 0.0, 1.0, out=result)
+    result[(sizes[first] == 0) | (sizes[second] == 0)] = np.nan
+    return result
+
+
+def _dots(
+    vectors: TermVectors,
+    sizes: npt.NDArray[np.int64],
+    first: npt.NDArray[np.int64],
+    second: npt.NDArray[np.int64],
+) -> npt.NDArray[np.float64]:
+    """Return the dot products of :func:`cosines`, in numpy (chunks of pairs)."""
     result = np.zeros(first.size, dtype=np.float64)
     work = np.cumsum(sizes[first] + sizes[second])
     start = 0
@@ -319,7 +338,4 @@ def cosines(
             minlength=stop - start,
         )
         start = stop
-    result[np.abs(result - 1.0) < 1e-12] = 1.0
-    np.clip(result, 0.0, 1.0, out=result)
-    result[(sizes[first] == 0) | (sizes[second] == 0)] = np.nan
     return result

@@ -341,6 +341,7 @@ class _FrameSource(KeySource):
         plain = [spec for spec in specs if not is_compound_field(spec)]
         for spec, sides in zip(plain, in_order(self._exact_sides, plain), strict=True):
             self._ahead[spec] = sides
+            _progress.advance(1)  # the step shows the count of columns profiled
 
     def _exact_sides(self, spec: Field) -> list[SideKeys]:
         sides = []

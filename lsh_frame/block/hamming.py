@@ -20,6 +20,7 @@ import pandas as pd
 from lsh_frame._kernels import simhash as kernels
 from lsh_frame._kernels.neighbours import run_starts
 from lsh_frame._validation import check_int
+from lsh_frame._warn import warn_giant
 from lsh_frame.errors import ConfigError, ConfigTypeError, TooManyPairsError
 from lsh_frame.sketch.minhash import default_workers
 from lsh_frame.sketch.simhash import (
@@ -317,6 +318,7 @@ def entities(
     *,
     distance: int = 3,
     max_pairs: int = DEFAULT_MAX_PAIRS,
+    warn_size: int = 1_000,
     **options: Any,
 ) -> tuple[npt.NDArray[np.int64], dict[str, int]]:
     """Entity id per row: rows whose SimHash is within ``distance`` are one entity.
@@ -324,7 +326,9 @@ def entities(
     The text of ``columns`` (joined by a space, as a record-level field) is
     fingerprinted with ``options`` (see :func:`simhash`); every pair within
     ``distance`` links its rows, and entities are the connected components,
-    numbered in order of first appearance. Returns the ids and counts
+    numbered in order of first appearance; a giant entity (more than
+    ``warn_size`` rows, or a tenth of them) is warned about, as
+    :func:`lsh_frame.cluster` does. Returns the ids and counts
     (``records``, ``entities``, ``pairs``) for reports. Used by
     ``lsh-frame dedupe --method simhash``.
 
@@ -355,6 +359,13 @@ def entities(
     )  # fmt: skip
     roots = components(len(frame), first, second)
     ids = first_appearance_ids(roots)
+    warn_giant(
+        np.bincount(ids) if ids.size else ids,
+        len(frame),
+        warn_size,
+        "lower distance= (texts that share a site's header and footer sit a "
+        "few bits apart), or compare them with MinHash (the default method)",
+    )
     counts = {
         "records": len(frame),
         "entities": int(ids.max()) + 1 if ids.size else 0,

@@ -240,8 +240,10 @@ def record_tokens(
         )
 
     # Slices on every core, written in order: the same array as one by one.
-    for part in in_order(tokenise, slices):
+    # The values tokenised are reported done (the step shows their count).
+    for (_, _, start), part in zip(slices, in_order(tokenise, slices), strict=True):
         tokens.add(part)
+        _progress.advance(min(ROWS_PER_SLICE, n - start))
     return tokens.array()
 
 

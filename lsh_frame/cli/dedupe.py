@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from lsh_frame import _progress
 from lsh_frame.cli.io import OK, InputError, check_outputs, read_table, write_table
 from lsh_frame.cli.options import (
     _answers,
@@ -20,6 +21,9 @@ from lsh_frame.cli.options import (
     _rounded,
     _save_model,
     _say_written,
+    check_on,
+    fields_of,
+    say_separator,
 )
 from lsh_frame.jobs.common import keeping_scored_pairs
 from lsh_frame.jobs.dedupe import dedupe as dedupe_frame
@@ -35,7 +39,7 @@ def _simhash_dedupe(
 
     ids, counts = entities(
         frame, on, distance=arguments.distance, max_pairs=arguments.max_pairs,
-        seed=arguments.seed,
+        seed=arguments.seed, kind=arguments.shingle or "word",
     )  # fmt: skip
     sizes = np.bincount(ids) if ids.size else np.zeros(0, dtype=np.int64)
     info = {"entities": counts["entities"], "pairs": counts["pairs"],
@@ -74,13 +78,18 @@ def run_dedupe(arguments: argparse.Namespace, say: Callable[[str], None]) -> int
         "input",
     )
     on = _columns(arguments.on)
+    check_on(frame, on, "input")
+    say_separator(say, frame, "input")
     started = time.perf_counter()
     with keeping_scored_pairs() as scored:
         result = _dedupe_result(frame, on, arguments)
     elapsed = time.perf_counter() - started
     info = result.attrs["lsh_frame"]
     write_table(
-        result, arguments.output, index=arguments.index or bool(arguments.index_col)
+        result,
+        arguments.output,
+        index=arguments.index or bool(arguments.index_col),
+        progress=arguments.progress,
     )
     saved = _save_model(result, arguments.save_model)
     say(
@@ -90,8 +99,14 @@ def run_dedupe(arguments: argparse.Namespace, say: Callable[[str], None]) -> int
     )
     _say_written(say, len(result), arguments.output, saved)
     if arguments.pairs_output is not None:
-        pairs = _pairs_for_review(frame, on, scored[0], arguments.digits)
-        write_table(pairs, arguments.pairs_output, index=False)
+        with _progress.reporting(arguments.progress, "pairs for review"):
+            pairs = _pairs_for_review(frame, on, scored[0], arguments.digits)
+        write_table(
+            pairs,
+            arguments.pairs_output,
+            index=False,
+            progress=arguments.progress,
+        )
         say(f"  wrote {len(pairs):,} scored pairs to {arguments.pairs_output}")
     return OK
 
@@ -133,15 +148,21 @@ def _pairs_for_review(
     left value, right value and score, then ``found_by``, ``score``,
     ``match_probability`` and ``match``; the pairs in the order scoring gave.
     """
+    # The look-ups of the pairs' labels, then the columns, reported as each ends.
+    _progress.step(f"joining values to {len(scored):,} pairs", total=len(on) + 2)
     columns: dict[str, Any] = {"left": scored["left"], "right": scored["right"]}
     left = frame.index.get_indexer(pd.Index(scored["left"]))
+    _progress.advance(1)
     right = frame.index.get_indexer(pd.Index(scored["right"]))
+    _progress.advance(1)
     for column in on:
-        values = frame[column].to_numpy()
-        columns[f"{column}_left"] = values[left]
-        columns[f"{column}_right"] = values[right]
+        # The column's own array: a take in Arrow for text, no Python objects.
+        values = frame[column].array
+        columns[f"{column}_left"] = values.take(left)
+        columns[f"{column}_right"] = values.take(right)
         if f"{column}_score" in scored:
             columns[f"{column}_score"] = scored[f"{column}_score"].to_numpy()
+        _progress.advance(1)
     for column in ("found_by", "score", "match_probability", "match"):
         if column in scored:
             columns[column] = scored[column].to_numpy()
@@ -159,7 +180,7 @@ def _dedupe_result(
     elif arguments.drop:
         result = drop_duplicates(
             frame,
-            on,
+            fields_of(on, arguments.shingle),
             keep=False if arguments.keep == "none" else arguments.keep,
             progress=arguments.progress,
             labels=labels,
@@ -168,7 +189,7 @@ def _dedupe_result(
     else:
         result = dedupe_frame(
             frame,
-            on,
+            fields_of(on, arguments.shingle),
             progress=arguments.progress,
             id_column=arguments.id_column,
             size_column=arguments.size_column,

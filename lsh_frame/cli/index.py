@@ -90,7 +90,12 @@ def run_index(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
         found = index.query(new, k=arguments.k)
         if arguments.matches:
             found = found[found["match"]]
-        write_table(_rounded(found, arguments.digits), arguments.output, index=False)
+        write_table(
+            _rounded(found, arguments.digits),
+            arguments.output,
+            index=False,
+            progress=arguments.progress,
+        )
         say(
             f"lsh-frame index query: {len(new):,} new records against "
             f"{len(index):,} → {int(found['match'].sum()):,} matches in "
@@ -114,7 +119,12 @@ def run_index(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
     )
     index.save(arguments.folder, overwrite=True)
     info = resolved.attrs["lsh_frame"]
-    write_table(resolved, arguments.output, index=arguments.index_col is not None)
+    write_table(
+        resolved,
+        arguments.output,
+        index=arguments.index_col is not None,
+        progress=arguments.progress,
+    )
     say(
         f"lsh-frame index resolve: {len(new):,} records → {info['matched']:,} "
         f"joined existing entities, {info['new_entities']:,} new entities in "

@@ -20,6 +20,9 @@ from lsh_frame.cli.options import (
     _rounded,
     _save_model,
     _say_written,
+    check_on,
+    fields_of,
+    say_separator,
 )
 from lsh_frame.jobs.link import link
 from lsh_frame.jobs.merge import RIGHT_LABEL, merge
@@ -41,6 +44,10 @@ def run_link(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
     )
     on = _columns(arguments.on)
     right_on = _columns(arguments.right_on) if arguments.right_on else None
+    check_on(left, on, "left input")
+    check_on(right, right_on or on, "right input")
+    say_separator(say, left, "left input")
+    say_separator(say, right, "right input")
     started = time.perf_counter()
     options = _job_options(arguments)
     options["labels"] = _answers(arguments, left, right)
@@ -50,7 +57,7 @@ def run_link(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
         result = link(
             left,
             right,
-            on,
+            fields_of(on, arguments.shingle),
             right_on=right_on,
             progress=arguments.progress,
             values=True,
@@ -76,7 +83,7 @@ def run_link(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
         result = merge(
             left,
             right,
-            on,
+            fields_of(on, arguments.shingle),
             right_on=right_on,
             how=arguments.how,
             progress=arguments.progress,
@@ -94,6 +101,7 @@ def run_link(arguments: argparse.Namespace, say: Callable[[str], None]) -> int:
         _rounded(result, arguments.digits),
         arguments.output,
         index=not arguments.pairs and arguments.index_col is not None,
+        progress=arguments.progress,
     )
     saved = _save_model(result, arguments.save_model)
     say(

@@ -36,6 +36,7 @@ from lsh_frame.cli.index import run_index
 from lsh_frame.cli.io import BROKEN_PIPE, FAILED, USAGE, InputError
 from lsh_frame.cli.label import add_label_parser, run_label
 from lsh_frame.cli.link import run_link
+from lsh_frame.cli.messages import cli_text, warnings_as_lines
 from lsh_frame.cli.options import (
     UNSET,
     _digits,
@@ -114,6 +115,15 @@ def _add_job_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seed", type=int, default=1, help="random seed (1)")
     parser.add_argument(
+        "--shingle",
+        choices=["char", "word", "stopword"],
+        default=None,
+        help="tokens of the --on columns: char (3-character shingles, the default: "
+        "the data decides the keys), word, or stopword (a stop word and the two "
+        "words after it; each column then gets an LSH key of its own); with "
+        "--method simhash, the fingerprint's tokens (word by default)",
+    )
+    parser.add_argument(
         "--max-pairs",
         type=_positive,
         default=50_000_000,
@@ -158,6 +168,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--rows", type=_positive, default=50_000, help="records (50000)")
     demo.add_argument("--seed", type=int, default=1, help="random seed (1)")
+    demo.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress (the report is shown)"
+    )
 
     dedupe = commands.add_parser(
         "dedupe", help="find the records of one table that are the same entity"
@@ -437,7 +450,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     try:
         refuse_ignored(arguments)
-        code = commands[arguments.command]()
+        with warnings_as_lines(arguments.command):
+            code = commands[arguments.command]()
         # Output still buffered meets a closed pipe here, not in Python's exit.
         sys.stdout.flush()
         return code
@@ -456,8 +470,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _one_line(command: str, error: BaseException) -> str:
-    """Return the error as one line (line breaks in a value shown escaped)."""
-    message = str(error).replace("\r", "\\r").replace("\n", "\\n")
+    """Return the error as one line, in the command line's words.
+
+    Line breaks in a value are shown escaped; the library's parameter names
+    become options (see :func:`lsh_frame.cli.messages.cli_text`).
+    """
+    message = str(error) if isinstance(error, InputError) else cli_text(str(error))
+    message = message.replace("\r", "\\r").replace("\n", "\\n")
     return f"lsh-frame {command}: error: {message}"
 
 

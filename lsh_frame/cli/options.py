@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from lsh_frame.cli.io import InputError
+from lsh_frame.cli.io import InputError, separator_hint, shown_name
 
 
 def _columns(values: Sequence[str]) -> list[str]:
@@ -20,6 +20,38 @@ def _columns(values: Sequence[str]) -> list[str]:
     if not names:
         raise InputError("--on names no column")
     return names
+
+
+def fields_of(on: list[str], shingle: str | None) -> list[Any]:
+    """Return the fields of ``--on``: plain names, or Fields of the ``--shingle``."""
+    if shingle is None or shingle == "char":
+        return list(on)
+    from lsh_frame.block.fields import Field
+
+    return [Field(column, shingle=shingle) for column in on]  # type: ignore[arg-type]
+
+
+def check_on(frame: pd.DataFrame, names: Sequence[str], role: str) -> None:
+    """Refuse columns the table does not have, hinting at --sep when it shows."""
+    for name in names:
+        if name not in frame.columns:
+            shown = ", ".join(shown_name(column)[1:-1] for column in frame.columns[:20])
+            more = (
+                f" and {len(frame.columns) - 20:,} more" if frame.shape[1] > 20 else ""
+            )
+            raise InputError(
+                f"the {role} has no column {name!r}; its columns: {shown}{more}"
+                + separator_hint(frame, name)
+            )
+
+
+def say_separator(say: Callable[[str], None], frame: pd.DataFrame, role: str) -> None:
+    """Say which separator was sniffed when it was not a comma."""
+    read = frame.attrs.get("lsh_frame_csv") or {}
+    if read.get("sniffed") and read.get("sep") != ",":
+        shown = "\\t" if read["sep"] == "\t" else read["sep"]
+        say(f"  read the {role} with separator '{shown}' (seen in its first lines; "
+            "--sep chooses another)")  # fmt: skip
 
 
 def _min_score(text: str) -> float | str:
@@ -224,6 +256,7 @@ _UNLESS_NONE = (
     "threshold",
     "pairs_output",
     "labels",
+    "shingle",
 )
 _UNLESS_FALSE = ("input_order",)
 

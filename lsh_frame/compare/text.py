@@ -533,6 +533,7 @@ def _score_text_field(
                 distinct_low,
                 distinct_high,
                 first[equal],
+                encoded.raw,
             )
         )
     else:

@@ -30,7 +30,11 @@ later batch scores with the frequencies of the tables given to that call.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -40,12 +44,12 @@ import pyarrow.compute as pc
 
 from lsh_frame._kernels import tfidf as kernel
 from lsh_frame._kernels.pairs import sorted_unique
+from lsh_frame._kernels.sets import gather
 from lsh_frame.block.fields import Field
 from lsh_frame.block.keys import _field_text
 from lsh_frame.text.shingle import (
     ASCII_PUNCTUATION_CHARACTER,
     PUNCTUATION_CHARACTER,
-    character_class,
     codepoints,
     normalize,
 )
@@ -56,6 +60,9 @@ __all__ = ["DocumentFrequencies", "scores", "value_terms"]
 def value_terms(normalized: pa.Array) -> kernel.TermCounts:
     """Each normalised value's distinct tokens and their counts.
 
+    Whitespace need not be collapsed: tokens are the runs between whitespace
+    characters however many stand together.
+
     Examples
     --------
     >>> terms = value_terms(pa.array(["sony kdl-40", None, "..."]))
@@ -64,14 +71,37 @@ def value_terms(normalized: pa.Array) -> kernel.TermCounts:
     """
     array = pc.fill_null(normalized, "").cast(pa.large_string())
     points, offsets = codepoints(array)
-    split = pc.replace_substring_regex(
-        array,
-        character_class(array, PUNCTUATION_CHARACTER, ASCII_PUNCTUATION_CHARACTER),
-        " ",
-    )
-    split_points, _ = codepoints(split)
+    split_points = punctuation_as_spaces(points)
     hashes, records, shares = kernel.word_tokens(points, split_points, offsets)
     return kernel.term_counts(hashes, records, shares, len(array))
+
+
+def punctuation_as_spaces(points: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint32]:
+    r"""Return the code points with each punctuation or symbol character a space.
+
+    The characters are those of the regular expression ``[\p{P}\p{S}]`` (its
+    Unicode tables, not Python's): each distinct code point of the text is
+    classified once by the expression, and the text is rewritten by a look-up,
+    where the expression over the whole text costs a pass of RE2 per byte.
+
+    Examples
+    --------
+    >>> points = np.array([ord(c) for c in "kdl-40 ©x"], np.uint32)
+    >>> "".join(map(chr, punctuation_as_spaces(points)))
+    'kdl 40  x'
+    """
+    if points.size == 0:
+        return points.copy()
+    present = np.flatnonzero(np.bincount(points))
+    characters = pa.array([chr(point) for point in present], pa.large_string())
+    ascii_only = int(present[-1]) < 0x80
+    pattern = ASCII_PUNCTUATION_CHARACTER if ascii_only else PUNCTUATION_CHARACTER
+    marked = pc.match_substring_regex(characters, pattern).to_numpy(
+        zero_copy_only=False
+    )
+    table = np.zeros(int(present[-1]) + 1, dtype=bool)
+    table[present[marked]] = True
+    return np.where(table[points], np.uint32(32), points).astype(np.uint32)
 
 
 @dataclass(frozen=True)
@@ -101,8 +131,14 @@ class DocumentFrequencies:
         encoded = raw.dictionary_encode()
         codes = pc.fill_null(encoded.indices, -1).to_numpy().astype(np.int64)
         records = np.bincount(codes[codes >= 0], minlength=len(encoded.dictionary))
-        terms = value_terms(normalize(encoded.dictionary, spec.shingle_config))
-        return cls(*kernel.document_frequencies(terms, records))
+        terms = value_terms(
+            normalize(encoded.dictionary, spec.shingle_config, whitespace=False)
+        )
+        frequencies = cls(*kernel.document_frequencies(terms, records))
+        kept = _TERMS.get()
+        if kept is not None:
+            kept[id(frequencies)] = (frequencies, encoded.dictionary, terms)
+        return frequencies
 
     @classmethod
     def merge(cls, parts: list[DocumentFrequencies]) -> DocumentFrequencies:
@@ -113,18 +149,62 @@ class DocumentFrequencies:
             )
         )
 
-    def vectors(self, normalized: pa.Array) -> kernel.TermVectors:
+    def vectors(
+        self, normalized: pa.Array, raw: pa.Array | None = None
+    ) -> kernel.TermVectors:
         """L2-normalised TF-IDF vectors of some normalised values.
 
         A token no counted record holds (not possible when the values come
         from the counted tables) weighs as a token held by one record.
+        ``raw`` (the values before normalising) lets the tokens counted by
+        :meth:`of_tables` inside :func:`keeping_terms` be reused.
         """
+        terms = self._known_terms(raw)
         return kernel.TermVectors.build(
-            value_terms(normalized),
+            value_terms(normalized) if terms is None else terms,
             self.tokens,
             kernel.idf(self.counts, self.documents),
             float(kernel.idf(np.ones(1, np.int64), self.documents)[0]),
         )
+
+    def _known_terms(self, raw: pa.Array | None) -> kernel.TermCounts | None:
+        """Return the tokens of ``raw`` as :meth:`of_tables` counted them, if kept."""
+        kept = _TERMS.get()
+        entry = None if kept is None or raw is None else kept.get(id(self))
+        if entry is None or entry[0] is not self:
+            return None
+        positions = pc.index_in(raw, value_set=entry[1])
+        if positions.null_count:
+            return None
+        rows = positions.to_numpy().astype(np.int64)
+        terms: kernel.TermCounts = entry[2]
+        at = gather(terms.offsets, rows)
+        offsets = np.zeros(rows.size + 1, dtype=np.int64)
+        np.cumsum(np.diff(terms.offsets)[rows], out=offsets[1:])
+        return kernel.TermCounts(terms.hashes[at], terms.counts[at], offsets)
+
+
+#: The tokens :meth:`DocumentFrequencies.of_tables` counted, by the id of the
+#: frequencies made (kept beside them), inside :func:`keeping_terms`.
+_TERMS: ContextVar[dict[int, tuple[Any, ...]] | None] = ContextVar(
+    "lsh_frame_tfidf_terms", default=None
+)
+
+
+@contextmanager
+def keeping_terms() -> Iterator[None]:
+    """Keep the tokens counted for document frequencies to score with them.
+
+    Scoring a ``"tfidf"`` field tokenises the values of its pairs, which the
+    frequencies of the same tables have just tokenised: inside this block
+    (one job) they are tokenised once. The tokens are the same either way
+    (whitespace runs do not change them).
+    """
+    token = _TERMS.set({})
+    try:
+        yield
+    finally:
+        _TERMS.reset(token)
 
 
 def scores(
@@ -133,14 +213,19 @@ def scores(
     first: npt.NDArray[np.int64],
     second: npt.NDArray[np.int64],
     same: npt.NDArray[np.int64],
+    raw: pa.Array | None = None,
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """Cosines of value pairs, and the score of pairs of one value.
 
     ``first`` and ``second`` are dictionary codes of value pairs; ``same``
     codes of values compared with themselves (1, or NaN without a token).
+    ``raw`` holds the dictionary's values before normalising.
     """
     needed = sorted_unique(np.concatenate([first, second, same]))
-    vectors = frequencies.vectors(dictionary.take(pa.array(needed)))
+    taken = pa.array(needed)
+    vectors = frequencies.vectors(
+        dictionary.take(taken), None if raw is None else raw.take(taken)
+    )
     where = np.empty(max(len(dictionary), 1), dtype=np.int64)
     where[needed] = np.arange(needed.size)
     on_pairs = kernel.cosines(vectors, where[first], where[second])

@@ -12,7 +12,7 @@ import pandas as pd
 from dask import delayed
 
 from lsh_frame import _progress
-from lsh_frame._validation import check_bool
+from lsh_frame._validation import check_bool, check_progress
 from lsh_frame.dask._cluster import _entity_ids
 from lsh_frame.dask._pairs import _mapped, _pairs, _persisted, _range_divisions, _tables
 from lsh_frame.dask._tables import check_shuffle, compute, shared_pieces, table
@@ -40,7 +40,7 @@ def _entities(
     npartitions: int | None,
     owner: str,
 ) -> tuple[npt.NDArray[np.int64], dict[str, Any]]:
-    progress = check_bool(options["progress"], "progress", owner)
+    progress = check_progress(options["progress"], owner)
     options = {
         **options,
         "values": False,
@@ -106,7 +106,7 @@ def dedupe(
     max_pairs: int = 50_000_000,
     id_column: Hashable = "cluster_id",
     size_column: Hashable = "cluster_size",
-    progress: bool = False,
+    progress: bool | None = None,
     shuffle_method: str = "tasks",
     npartitions: int | None = None,
 ) -> dd.DataFrame:
@@ -198,7 +198,7 @@ def drop_duplicates(
     seed: int = 1,
     max_bucket: int = 1_000,
     max_pairs: int = 50_000_000,
-    progress: bool = False,
+    progress: bool | None = None,
     shuffle_method: str = "tasks",
     npartitions: int | None = None,
 ) -> dd.DataFrame:
@@ -255,7 +255,7 @@ def duplicated(
     seed: int = 1,
     max_bucket: int = 1_000,
     max_pairs: int = 50_000_000,
-    progress: bool = False,
+    progress: bool | None = None,
     shuffle_method: str = "tasks",
     npartitions: int | None = None,
 ) -> dd.Series:
@@ -333,7 +333,7 @@ def _link_scored(
         **options,
         "min_score": _checked_decision(mapped, options["min_score"], owner),
     }
-    progress = check_bool(options["progress"], "progress", owner)
+    progress = check_progress(options["progress"], owner)
     tables = _tables(left, view, owner)
     with _progress.reporting(progress, owner):
         scored, attrs = _pairs(
@@ -360,7 +360,7 @@ def link(
     max_pairs: int = 50_000_000,
     values: bool = False,
     one_to_one: Any = "auto",
-    progress: bool = False,
+    progress: bool | None = None,
     shuffle_method: str = "tasks",
     npartitions: int | None = None,
 ) -> dd.DataFrame:

@@ -92,7 +92,7 @@ def merge(
     seed: int = 1,
     max_bucket: int = 1_000,
     max_pairs: int = 50_000_000,
-    progress: bool = False,
+    progress: bool | None = None,
     shuffle_method: str = "tasks",
     npartitions: int | None = None,
 ) -> dd.DataFrame:

@@ -13,7 +13,7 @@ from lsh_frame.block.fields import other_table
 from lsh_frame.decide.closing import check_transitive
 from lsh_frame.decide.labels import check_labels, place_answers, unfound_pairs
 from lsh_frame.decide.one_to_one import check_one_to_one
-from lsh_frame.decide.score import score
+from lsh_frame.decide.score import reusing_plans, score
 from lsh_frame.decide.through_matches import _with_pairs_through_matches
 
 if TYPE_CHECKING:
@@ -92,6 +92,46 @@ def pairs(
             "pairs",
         )
     )
+    with reusing_plans():
+        return _candidates_scored(
+            frame,
+            fields,
+            other=other,
+            threshold=threshold,
+            recall=recall,
+            num_perm=num_perm,
+            seed=seed,
+            max_bucket=max_bucket,
+            max_pairs=max_pairs,
+            min_score=min_score,
+            values=values,
+            estimate=estimate,
+            one_to_one=one_to_one,
+            transitive=transitive,
+            labels=labels,
+            placed=placed,
+        )
+
+
+def _candidates_scored(
+    frame: pd.DataFrame,
+    fields: Any,
+    *,
+    other: pd.DataFrame | None,
+    threshold: float | None,
+    recall: float,
+    num_perm: int,
+    seed: int,
+    max_bucket: int,
+    max_pairs: int,
+    min_score: MinScore,
+    values: bool,
+    estimate: bool,
+    one_to_one: OneToOne,
+    transitive: Transitive,
+    labels: Any,
+    placed: Placed | None,
+) -> pd.DataFrame:
     candidate_pairs = candidates(
         frame,
         fields,

@@ -8,6 +8,9 @@ model, the readings the data turns on, and ``attrs`` that say what decided.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -25,6 +28,7 @@ from lsh_frame.compare.fields import (
     without_straight,
 )
 from lsh_frame.compare.plan import (
+    ScorePlan,
     _rows_in_use,
     comparison_rows,
     count_documents,
@@ -32,6 +36,7 @@ from lsh_frame.compare.plan import (
     plan_score,
 )
 from lsh_frame.compare.table_checks import check_tables
+from lsh_frame.compare.tfidf import keeping_terms
 from lsh_frame.decide.closing import check_transitive, closable, close
 from lsh_frame.decide.cut import ScoreSpread
 from lsh_frame.decide.labels import (
@@ -92,6 +97,32 @@ if TYPE_CHECKING:
     from lsh_frame.decide.one_to_one import OneToOne
 
 __all__ = ["score"]
+
+#: The plans of the :func:`score` calls made inside :func:`reusing_plans`, by
+#: the tables, fields and options they were made for (the objects themselves
+#: are kept beside the plan, so that their ids stay theirs).
+_PLANS: ContextVar[dict[tuple[Any, ...], tuple[Any, ...]] | None] = ContextVar(
+    "lsh_frame_score_plans", default=None
+)
+
+
+@contextmanager
+def reusing_plans() -> Iterator[None]:
+    """Let later :func:`score` calls of the same tables reuse the first's plan.
+
+    A plan holds the statistics of the whole tables (comparisons chosen from
+    the values, document frequencies, the readings the tables turn on); they
+    do not depend on the pairs scored, so the pairs found through the matches
+    (:func:`lsh_frame.decide.pairs.pairs`) are scored with the plan the
+    candidates were, its decision replaced by the one they learned, instead
+    of reading every record of the tables once more.
+    """
+    token = _PLANS.set({})
+    try:
+        with keeping_terms():
+            yield
+    finally:
+        _PLANS.reset(token)
 
 
 def score(
@@ -271,18 +302,28 @@ def _score(
     transitive = check_transitive(transitive, owner, link=other is not None)
     pairs = check_pairs(pairs, owner)
     tables = [frame] if other is None else [frame, other]
-    plan = plan_score(
-        tables,
-        [comparison_rows(table) for table in tables],
-        fields,
-        min_score=check_min_score(min_score, owner),
-        values=values,
-        estimate=estimate,
-        num_perm=num_perm,
-        seed=seed,
-        owner=owner,
-    )
-    plan = check_tables(count_documents(plan, tables, owner), tables, owner)
+    plans = _PLANS.get()
+    key = (id(frame), id(other), id(fields), values, estimate, num_perm, seed)
+    reused = None if plans is None else plans.get(key)
+    if reused is not None:
+        plan: ScorePlan = dataclasses.replace(
+            reused[-1], min_score=check_min_score(min_score, owner)
+        )
+    else:
+        plan = plan_score(
+            tables,
+            [comparison_rows(table) for table in tables],
+            fields,
+            min_score=check_min_score(min_score, owner),
+            values=values,
+            estimate=estimate,
+            num_perm=num_perm,
+            seed=seed,
+            owner=owner,
+        )
+        plan = check_tables(count_documents(plan, tables, owner), tables, owner)
+        if plans is not None:
+            plans[key] = (frame, other, fields, plan)
     right_frame = frame if other is None else other
     left_positions = pair_positions(pairs["left"], frame.index, "left", owner)
     right_positions = pair_positions(pairs["right"], right_frame.index, "right", owner)
@@ -316,7 +357,9 @@ def _score(
     aside = added_by_compound(pairs) & ~for_labels
     held_out = identical | aside | for_labels
 
-    _progress.step("deciding matches")
+    # Three parts of the same size, reported as each ends: learning the model,
+    # deciding every pair, and the one-to-one and closing rules.
+    _progress.step("deciding matches", total=3 * len(pairs))
     # The model learns from the straight scores; the decision reads swapped
     # fields crossed (see learning_view).
     learn = learning_view(columns)
@@ -396,6 +439,7 @@ def _score(
                 fit = no_entities(model)
                 model, chosen = None, None
                 provisional = np.zeros(learn_combined.size, dtype=bool)
+    _progress.advance(len(pairs))
     if model is not None and plan.codes is not None and plan.given_model is None:
         model = dataclasses.replace(model, codes=plan.codes.label)
     if model is not None and model.matching is None:
@@ -415,6 +459,7 @@ def _score(
         match = model_matches(model, levels, probability)
     probability, match = force_identical(probability, match, identical)
     choice, match = answered_choice(probability, match, rows, answered)
+    _progress.advance(len(pairs))
 
     if model is not None and model.matching is not None and choice is not None:
         kept = exclusive_matches(*positions, choice, match, model.matching.exclusive)
@@ -439,6 +484,7 @@ def _score(
         ),
     )
     match = honour(match, rows, answered)
+    _progress.advance(len(pairs))
     if probability is not None:
         # A pair a person answered is certain: clustering's split of sparse
         # entities (which keeps only strong links) must not cut a "yes".

@@ -27,6 +27,7 @@ its records (:meth:`Index.build`) refreshes them.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -36,7 +37,8 @@ import pyarrow as pa
 
 from lsh_frame import _progress
 from lsh_frame._kernels import neighbours as kernel
-from lsh_frame._validation import check_bool, check_frame, check_int
+from lsh_frame._validation import check_frame, check_int, check_progress
+from lsh_frame._warn import warn
 from lsh_frame.block.defaults import _FrameSource, decide_keys
 from lsh_frame.block.fields import _as_fields, field_columns
 from lsh_frame.block.keys import table_keys
@@ -136,7 +138,7 @@ class Index:
         num_perm: int = 128,
         seed: int = 1,
         max_bucket: int = 1_000,
-        progress: bool = False,
+        progress: bool | None = None,
         labels: pd.DataFrame | None = None,
     ) -> Index:
         """Resolve a table and hold it for matching new records.
@@ -160,8 +162,10 @@ class Index:
             later query decides with it.
         threshold, recall, num_perm, seed, max_bucket
             Blocking options, as for :func:`lsh_frame.candidates`.
-        progress : bool
-            Show the steps on a progress line on stderr.
+        progress : bool or None
+            Show the steps on a progress line on stderr (a widget in a notebook):
+            True, False, or None (the default) to show it when stderr is a
+            terminal or in a notebook, once the job has run five seconds.
         labels : DataFrame, optional
             A person's answers about pairs of the table's records (columns
             ``left``, ``right``, ``match``; see :func:`lsh_frame.uncertain_pairs`):
@@ -178,7 +182,7 @@ class Index:
         owner = "Index.build"
         frame = check_frame(frame, "frame", owner)
         fields = given_columns(fields, None, "subset", owner, frame)
-        progress = check_bool(progress, "progress", owner)
+        progress = check_progress(progress, owner)
         max_bucket = check_int(max_bucket, "max_bucket", owner, minimum=2)
         given_ids = _given_entity_ids(frame, entity_ids, owner)
         columns = field_columns(fields, owner)
@@ -200,12 +204,7 @@ class Index:
                 found_ids, info = _entities(frame, fields, options, False, owner)
                 ids = found_ids if given_ids is None else given_ids
                 if min_score == "auto" or (taught and info.get("model") is not None):
-                    model = info.get("model")
-                    decision = (
-                        MatchModel.from_dict(model)
-                        if model is not None
-                        else float(info["min_score"])
-                    )
+                    decision = _learned_decision(info, len(frame), owner)
             assert ids is not None
             source = _FrameSource(frame, None, owner, columns)
             keys, _ = decide_keys(
@@ -293,6 +292,112 @@ class Index:
                 "learned": isinstance(min_score, str) and min_score == "auto",
                 "built_on": len(frame),
             },
+        )
+
+    @classmethod
+    def from_dedupe(
+        cls,
+        deduped: pd.DataFrame,
+        fields: Any = None,
+        /,
+        *,
+        id_column: Hashable = "cluster_id",
+        size_column: Hashable = "cluster_size",
+        model: Any = None,
+        threshold: float | None = None,
+        recall: float = 0.95,
+        num_perm: int = 128,
+        seed: int = 1,
+        max_bucket: int = 1_000,
+        progress: bool | None = None,
+    ) -> Index:
+        """Index a table already deduplicated, with its entities and its model.
+
+        The table a user keeps after :func:`lsh_frame.dedupe` (every row and
+        its entity id) or :func:`lsh_frame.drop_duplicates` (one row per
+        entity) holds few duplicates or none, so a model learned from its own
+        pairs is weak or missing; the model the dedupe learned from the rows
+        with their duplicates is the one to decide later queries with. This
+        takes it, with the entity ids, in one step, without resolving again.
+
+        Parameters
+        ----------
+        deduped : DataFrame
+            What ``dedupe`` returned (the ``id_column`` holds the entity ids,
+            the ``size_column`` is dropped), or ``drop_duplicates`` (no
+            ``id_column``: every row is an entity of its own).
+        fields : column label, Field, or a list of them, optional
+            What the dedupe matched on; by default the model's fields, or
+            every column but the two the dedupe added.
+        id_column, size_column : column label
+            The columns ``dedupe`` added.
+        model : MatchModel, its dict, or a float, optional
+            How later queries decide; by default the model the dedupe
+            learned (``deduped.attrs["lsh_frame"]["model"]``, kept by pandas
+            while the frame stays in memory). A table read back from a file
+            has lost it: pass the model saved then (``MatchModel.from_dict``
+            of ``lsh-frame dedupe --save-model``'s file, or
+            ``info["model"]``), or let the index learn one from the table
+            (``model="auto"``: the rows of ``dedupe``, with their duplicates,
+            teach it; those of ``drop_duplicates`` do not).
+        threshold, recall, num_perm, seed, max_bucket, progress
+            As for :meth:`build`.
+
+        Returns
+        -------
+        Index
+            The records held with their entity ids (the ``id_column``'s, or
+            0, 1, 2 ... in row order).
+
+        Examples
+        --------
+        >>> import lsh_frame as lf
+        >>> people = lf.datasets.make_customers(2_000, seed=5)
+        >>> last, new = people.iloc[:1_900], people.iloc[1_900:]
+        >>> columns = ["given_name", "surname", "date_of_birth", "postcode"]
+        >>> deduped = last.lsh.dedupe(columns)  # the table a user keeps
+        >>> index = lf.Index.from_dedupe(deduped, columns)
+        >>> index.model is not None
+        True
+        """
+        owner = "Index.from_dedupe"
+        deduped = check_frame(deduped, "deduped", owner)
+        added = [
+            column for column in (id_column, size_column) if column in deduped.columns
+        ]
+        frame = deduped.drop(columns=added)
+        if id_column in deduped.columns:
+            entity_ids: Any = deduped[id_column].to_numpy()
+        else:
+            entity_ids = np.arange(len(frame), dtype=np.int64)
+        if model is None:
+            model = deduped.attrs.get("lsh_frame", {}).get("model")
+            if model is None:
+                raise ConfigError(
+                    f"{owner} was given no model and the frame carries none (a "
+                    "frame read back from a file has lost the attrs of the dedupe "
+                    "that made it). Pass model= the model the dedupe learned "
+                    "(info['model'], or MatchModel.from_dict of the file "
+                    "'lsh-frame dedupe --save-model' wrote), or model='auto' to "
+                    "learn one from this table's own pairs."
+                )
+        if isinstance(model, dict):
+            model = MatchModel.from_dict(model)
+        if fields is None and isinstance(model, MatchModel):
+            learned_on = (set(model.m) | set(model.no_values)) - {model.codes}
+            if learned_on <= set(frame.columns):
+                fields = [column for column in frame.columns if column in learned_on]
+        return cls.build(
+            frame,
+            fields,
+            entity_ids=entity_ids,
+            min_score=model,
+            threshold=threshold,
+            recall=recall,
+            num_perm=num_perm,
+            seed=seed,
+            max_bucket=max_bucket,
+            progress=progress,
         )
 
     # -- what it holds -------------------------------------------------------
@@ -451,6 +556,45 @@ class Index:
     _manifest = _store._manifest
     _write_arrays = _store._write_arrays
     load = classmethod(_store.load)
+
+
+#: A table where fewer than this share of the rows found a duplicate is
+#: called deduplicated already: the pairs it gives teach a weak model.
+FEW_DUPLICATES = 0.01
+
+
+def _learned_decision(info: dict[str, Any], rows: int, owner: str) -> Any:
+    """Return the decision ``"auto"`` learned from the table's pairs, said plainly.
+
+    A table with (almost) no duplicates, such as one deduplicated already,
+    teaches no model or a weak one: the later queries would miss records whose
+    right match ranks first. The warning says what to do instead.
+    """
+    model = info.get("model")
+    duplicated = rows - int(info.get("entities", rows))
+    advice = (
+        "A table with few duplicates, such as one deduplicated already, has "
+        "none to learn from: index the rows before deduplication (the index "
+        "resolves them itself), or build with Index.from_dedupe(the dedupe's "
+        "output), or pass min_score= the model its dedupe learned "
+        "(attrs['lsh_frame']['model'])."
+    )
+    if model is not None:
+        if rows >= 1_000 and duplicated < FEW_DUPLICATES * rows:
+            warn(
+                f"{owner} learned its match model from a table where only "
+                f"{duplicated:,} of {rows:,} rows have a duplicate: the model is "
+                f"weak, and later queries may miss records that match. {advice}"
+            )
+        return MatchModel.from_dict(model)
+    if info.get("min_score") is not None:
+        return float(info["min_score"])
+    # No model, and only identical copies matched: so do the queries.
+    warn(
+        f"{owner} learned no match model from this table: its queries match only "
+        f"records that agree on every field. {advice}"
+    )
+    return 1.0
 
 
 def _check_keys(keys: list[BlockingKey], owner: str) -> None:

@@ -10,7 +10,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from lsh_frame import _progress
-from lsh_frame._validation import check_bool, check_frame
+from lsh_frame._validation import check_bool, check_frame, check_progress
 from lsh_frame.block.identical import filled_cells
 from lsh_frame.decide.matches import fallback_attrs
 from lsh_frame.errors import ConfigError
@@ -40,7 +40,7 @@ def _entities(
     owner: str,
 ) -> tuple[npt.NDArray[np.int64], dict[str, Any]]:
     """Entity id per row (candidates → scores → clusters) and a summary."""
-    progress = check_bool(progress, "progress", owner)
+    progress = check_progress(progress, owner)
     options = {
         **options,
         "min_score": _checked_decision(fields, options["min_score"], owner),
@@ -81,7 +81,7 @@ def dedupe(
     labels: pd.DataFrame | None = None,
     id_column: Hashable = "cluster_id",
     size_column: Hashable = "cluster_size",
-    progress: bool = False,
+    progress: bool | None = None,
 ) -> pd.DataFrame:
     """Find who is the same as whom: the frame with every row's entity.
 
@@ -114,8 +114,10 @@ def dedupe(
     id_column, size_column : column label
         Names of the two columns added. A frame that already has a column of
         that name raises :class:`~lsh_frame.ColumnError`.
-    progress : bool
-        Show the steps on a progress line on stderr.
+    progress : bool or None
+        Show the steps on a progress line on stderr (a widget in a notebook):
+        True, False, or None (the default) to show it when stderr is a
+        terminal or in a notebook, once the job has run five seconds.
 
     Returns
     -------
@@ -260,7 +262,7 @@ def drop_duplicates(
     max_bucket: int = 1_000,
     max_pairs: int = 50_000_000,
     labels: pd.DataFrame | None = None,
-    progress: bool = False,
+    progress: bool | None = None,
 ) -> pd.DataFrame:
     """One row per entity, like :meth:`pandas.DataFrame.drop_duplicates`.
 
@@ -343,7 +345,7 @@ def duplicated(
     max_bucket: int = 1_000,
     max_pairs: int = 50_000_000,
     labels: pd.DataFrame | None = None,
-    progress: bool = False,
+    progress: bool | None = None,
 ) -> pd.Series:
     """Which rows duplicate another, like :meth:`pandas.DataFrame.duplicated`.
 

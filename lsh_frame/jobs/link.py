@@ -9,9 +9,9 @@ import pandas as pd
 
 from lsh_frame import _progress
 from lsh_frame._validation import (
-    check_bool,
     check_columns,
     check_frame,
+    check_progress,
     present,
     refuse_set,
     right_columns,
@@ -126,7 +126,7 @@ def link(
     labels: pd.DataFrame | None = None,
     values: bool = False,
     one_to_one: OneToOne = "auto",
-    progress: bool = False,
+    progress: bool | None = None,
 ) -> pd.DataFrame:
     """Scored pairs of records of two tables that may be the same entity.
 
@@ -158,8 +158,10 @@ def link(
         Whether each record matches at most one record of the other table
         (see :func:`~lsh_frame.score`): ``"auto"`` (default) decides from the
         data, True always, False never.
-    progress : bool
-        Show the steps on a progress line on stderr.
+    progress : bool or None
+        Show the steps on a progress line on stderr (a widget in a notebook):
+        True, False, or None (the default) to show it when stderr is a
+        terminal or in a notebook, once the job has run five seconds.
 
     Returns
     -------
@@ -189,7 +191,7 @@ def link(
     left = check_frame(left, "left", owner)
     right = check_frame(right, "right", owner)
     fields = given_columns(fields, on, "on", owner)
-    progress = check_bool(progress, "progress", owner)
+    progress = check_progress(progress, owner)
     one_to_one = check_one_to_one(one_to_one, owner, link=True)
     fields, view = _link_tables(left, right, fields, left_on, right_on, owner)
     min_score = _checked_decision(fields, min_score, owner)

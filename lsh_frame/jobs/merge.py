@@ -139,7 +139,7 @@ def merge(
     max_bucket: int = 1_000,
     max_pairs: int = 50_000_000,
     labels: pd.DataFrame | None = None,
-    progress: bool = False,
+    progress: bool | None = None,
 ) -> pd.DataFrame:
     """Join two tables on similarity, like :func:`pandas.merge`.
 

@@ -18,7 +18,7 @@ from lsh_frame._validation import (
     check_pairs,
     pair_positions,
 )
-from lsh_frame._warn import warn
+from lsh_frame._warn import warn, warn_giant
 from lsh_frame.block.candidates import label_rank as _label_rank
 from lsh_frame.block.identical import found_identical
 from lsh_frame.decide.closing import THROUGH_MATCHES, closed_pairs
@@ -145,18 +145,22 @@ def cluster(
     scored = check_pairs(scored, owner)
     min_score, warn_size = check_options(min_score, warn_size, owner)
     split = check_bool(split, "split", owner)
-    _progress.step("clustering")
+    # Two parts, reported as each ends: the links' record positions (a hash
+    # look-up of every label), then the entities.
+    _progress.step("clustering", total=2)
     linked = scored[_links(scored, min_score, owner).to_numpy()]
     right_frame = frame if other is None else other
     first = pair_positions(linked["left"], frame.index, "left", owner)
     second = pair_positions(linked["right"], right_frame.index, "right", owner)
     links = Links.of(linked, first, second, None if other is None else len(frame))
+    _progress.advance(1)
     ids, review = entity_ids(
         frame.index,
         None if other is None else other.index,
         links,
         split and min_score is None,
     )
+    _progress.advance(1)
     _warn_large(ids, warn_size, links.copies)
     warn_review(review)
     left_ids = pd.Series(ids[: len(frame)], index=frame.index, name="entity_id")
@@ -439,7 +443,7 @@ def _warn_large(
     warn_size: int,
     members: npt.NDArray[np.int64] | None = None,
 ) -> None:
-    """Warn about entities larger than ``warn_size``.
+    """Warn about entities larger than ``warn_size``, or giant (``warn_giant``).
 
     Identical copies count once (``members``: one end of each identical pair
     of a deduplicated frame): a hundred thousand copies chain nothing.
@@ -450,12 +454,4 @@ def _warn_large(
     if members is not None and members.size:
         # Each identical pair adds one copy to its entity (both ends are in it).
         sizes = sizes - np.bincount(ids[members], minlength=sizes.size)
-    largest = int(sizes.argmax())
-    if sizes[largest] > warn_size:
-        over = int((sizes > warn_size).sum())
-        warn(
-            f"{over:,} entit{'y has' if over == 1 else 'ies have'} more than "
-            f"{warn_size:,} rows (the largest, entity {largest}, has "
-            f"{int(sizes[largest]):,}). Weak links may be chaining different records "
-            "together: raise min_score, or block on more specific fields."
-        )
+    warn_giant(sizes, int(sizes.sum()), warn_size)

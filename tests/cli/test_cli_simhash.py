@@ -66,7 +66,8 @@ def test_dedupe_simhash_bad_distance(articles, capsys):
     code = cli.main(["dedupe", str(path), "--on", "body", "--method", "simhash",
                      "--distance", "40", "-o", "-"])  # fmt: skip
     assert code != 0
-    assert "'distance'" in capsys.readouterr().err
+    error = capsys.readouterr().err
+    assert "--distance must be in [0, 16]" in error and "'distance'" not in error
 
 
 def test_dedupe_simhash_names_its_columns_as_asked(articles, tmp_path):
@@ -79,3 +80,23 @@ def test_dedupe_simhash_names_its_columns_as_asked(articles, tmp_path):
     assert code == 0
     written = cli_io.read_table(str(output))
     assert written.columns.tolist() == [*frame.columns, "entity", "n"]
+
+
+def test_a_giant_simhash_entity_is_warned_about(tmp_path, capsys):
+    """Issue 44: --method simhash made one entity of 1,766 pages, silently."""
+    rng = np.random.default_rng(5)
+    boilerplate = " ".join(f"menu{i}" for i in range(150))
+    bodies = [f"{boilerplate} {' '.join(rng.choice(['a', 'b', 'c'], 3))} {i}"
+              for i in range(300)]  # fmt: skip
+    path = tmp_path / "pages.csv"
+    pd.DataFrame({"body": bodies}).to_csv(path, index=False)
+    code = cli.main(["dedupe", str(path), "--on", "body", "--method", "simhash",
+                     "--distance", "6", "-o", "-"])  # fmt: skip
+    assert code == 0
+    warned = [
+        line
+        for line in capsys.readouterr().err.splitlines()
+        if line.startswith("lsh-frame dedupe: warning:")
+    ]
+    assert len(warned) == 1
+    assert "of the 300 rows" in warned[0] and "--distance" in warned[0]

@@ -12,13 +12,17 @@ import dask
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import lsh_frame as lf
 from lsh_frame._kernels import tfidf as kernel
+from lsh_frame.compare import tfidf
 from lsh_frame.decide.model import MatchModel
+from lsh_frame.text.shingle import PUNCTUATION_CHARACTER, codepoints
 
 # ----------------------------------------------------------------------------
 # A plain-Python reference of the documented definition
@@ -422,3 +426,28 @@ def test_dask_link_equals_pandas(left_parts: int, right_parts: int) -> None:
         ).compute()
     same(got, left.lsh.pairs(fields, other=right))
     same(scored, left.lsh.score(pairs, fields, other=right, min_score=0.5))
+
+
+@given(
+    st.lists(
+        st.text(
+            alphabet=st.one_of(
+                st.characters(codec="utf-8"),
+                st.sampled_from(
+                    list("kdl-40 \u00a9\u00b7\u2013\u2014\u201c\u2018!?.,;:/@#$%^&*()")
+                ),
+            ),
+            max_size=30,
+        ),
+        max_size=8,
+    )
+)
+def test_punctuation_as_spaces_is_the_regular_expression(strings):
+    """The look-up replaces exactly what ``[\\p{P}\\p{S}]`` matches."""
+    array = pa.array(strings, pa.large_string())
+    points, _ = codepoints(array)
+    replaced = pc.replace_substring_regex(array, PUNCTUATION_CHARACTER, " ")
+    expected, _ = codepoints(replaced)
+    got = tfidf.punctuation_as_spaces(points)
+    assert got.dtype == np.uint32
+    np.testing.assert_array_equal(got, expected)

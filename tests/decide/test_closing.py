@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from unittest import mock
 
@@ -14,6 +15,8 @@ from hypothesis import strategies as st
 
 import lsh_frame as lf
 from lsh_frame.decide import closing as transitive
+from lsh_frame.decide import pairs as pairs_module
+from lsh_frame.decide import score as score_module
 from lsh_frame.decide.closing import MatchGraph, closed_pairs
 
 
@@ -457,3 +460,27 @@ def test_explain_reads_a_pair_found_through_the_matches(people_with_copies):
     own = lf.explain(frame, strong.iloc[0], COPIES_FIELDS, min_score=model)
     assert own.match and not own.closed
     assert "its own reading with the given min_score" in str(own)
+
+
+def test_pairs_through_matches_reuse_the_candidates_plan(
+    people_with_copies, monkeypatch
+):
+    """The second look scores with the first plan: the tables are read once."""
+    frame = people_with_copies[COPIES_FIELDS]
+    planned = []
+    original = score_module.plan_score
+
+    def counted(*arguments, **options):
+        planned.append(1)
+        return original(*arguments, **options)
+
+    monkeypatch.setattr(score_module, "plan_score", counted)
+    reused = lf.pairs(frame, COPIES_FIELDS)
+    assert reused.attrs["lsh_frame"]["transitive"]["through_matches"]["pairs"] > 0
+    assert len(planned) == 1
+    # Planned afresh for the pairs through the matches: the same frame.
+    monkeypatch.setattr(pairs_module, "reusing_plans", contextlib.nullcontext)
+    fresh = lf.pairs(frame, COPIES_FIELDS)
+    assert len(planned) == 3
+    pd.testing.assert_frame_equal(reused, fresh)
+    assert reused.attrs == fresh.attrs

@@ -138,7 +138,7 @@ def test_steps_with_known_work_report_all_of_it() -> None:
     counted = {
         label.split(" ")[0]: (total, done) for label, total, done in events if total
     }
-    assert {"signing", "finding", "building", "scoring"} <= set(counted)
+    assert {"signing", "finding", "building", "scoring", "deciding"} <= set(counted)
     for label, total, done in events:
         assert done == (total or done), label
     with _progress.recording() as steps:

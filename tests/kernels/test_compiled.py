@@ -8,6 +8,7 @@ slices or not contiguous. Without a built extension these tests are skipped,
 unless ``LSH_FRAME_KERNELS=compiled`` asks for it (then they fail).
 """
 
+import itertools
 import os
 import subprocess
 import sys
@@ -144,6 +145,33 @@ def test_char_shingles_of_sliced_and_unusual_arrays():
     # No records, and one.
     assert_twins(hashing.char_shingles, points[:0], np.zeros(1, np.int64), 3, 1)
     assert_twins(hashing.char_shingles, points[:11], offsets[:2], 3, 1)
+
+
+@given(records)
+def test_utf8_to_codepoints(strings):
+    array = pa.array([*strings, "é"], pa.large_string())  # never all ASCII
+    _, offsets, data = array.buffers()
+    offsets = np.frombuffer(offsets, dtype=np.int64)[: len(array) + 1]
+    data = np.frombuffer(data, dtype=np.uint8)
+    points, point_offsets = assert_twins(text.utf8_to_codepoints, data, offsets)
+    assert points.dtype == np.uint32
+    decoded = [
+        "".join(map(chr, points[start:end]))
+        for start, end in itertools.pairwise(point_offsets)
+    ]
+    assert decoded == [*strings, "é"]
+    # A slice of the records, starting and ending inside the bytes.
+    assert_twins(text.utf8_to_codepoints, data, offsets[1:])
+    assert_twins(text.utf8_to_codepoints, data, offsets[:-1])
+
+
+@given(st.binary(min_size=1, max_size=64), st.data())
+def test_utf8_to_codepoints_of_any_bytes(raw, draw):
+    """Bytes that are not UTF-8 decode alike too (the masks, bytes past the end)."""
+    data = np.frombuffer(raw + b"\xe2", dtype=np.uint8)
+    cuts = sorted(draw.draw(st.lists(st.integers(0, data.size), max_size=5)))
+    offsets = np.array([0, *cuts, data.size], dtype=np.int64)
+    assert_twins(text.utf8_to_codepoints, data, offsets)
 
 
 def test_collapse_whitespace_of_a_slice_of_records():
@@ -609,3 +637,52 @@ def test_hashes_of_values_and_labels_are_pandas(strings):
     assert_twins(hash_values, frame, ["text", "number"])
     assert_twins(hash_labels, frame.index)
     assert_twins(hash_labels, pd.Index(range(len(frame))))
+
+
+@given(
+    st.lists(
+        st.lists(st.tuples(st.integers(0, 40), st.integers(1, 5)), max_size=25),
+        min_size=1,
+        max_size=12,
+    ),
+    st.data(),
+)
+def test_tfidf_cosines(values, draw):
+    """The compiled dot products add up in numpy's order: equal bits."""
+    from lsh_frame._kernels import tfidf
+
+    hashes = np.array([token for value in values for token, _ in value], np.uint64)
+    records = np.repeat(np.arange(len(values)), [len(value) for value in values])
+    shares = np.array([share / 2 for value in values for _, share in value])
+    terms = tfidf.term_counts(hashes, records, shares, len(values))
+    tokens, frequency, documents = tfidf.document_frequencies(
+        terms, np.ones(len(values), np.int64)
+    )
+    vectors = tfidf.TermVectors.build(
+        terms, tokens[::2], tfidf.idf(frequency[::2], documents), 0.7
+    )
+    pair = st.integers(0, len(values) - 1)
+    first = np.array(draw.draw(st.lists(pair, max_size=30)), np.int64)
+    second = np.array(draw.draw(st.lists(pair, min_size=first.size,
+                                         max_size=first.size)), np.int64)  # fmt: skip
+    got = assert_twins(tfidf.cosines, vectors, first, second)
+    assert got.dtype == np.float64
+    # Non-contiguous pairs, and none.
+    assert_twins(tfidf.cosines, vectors, np.repeat(first, 2)[::2], second)
+    assert_twins(tfidf.cosines, vectors, first[:0], second[:0])
+
+
+@given(records)
+def test_word_spans(strings):
+    points, offsets = encode(strings)
+    got = assert_twins(hashing.word_spans, points, offsets)
+    assert all(part.dtype == np.int64 for part in got)
+    if offsets.size > 1:  # a slice of the records
+        assert_twins(hashing.word_spans, points, offsets[1:])
+        assert_twins(hashing.word_spans, points, offsets[:-1])
+
+
+@given(ascii_records)
+def test_word_spans_of_ascii_bytes(strings):
+    points, offsets = encode(strings, ascii_bytes=True)
+    assert_twins(hashing.word_spans, points, offsets)

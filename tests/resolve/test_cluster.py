@@ -117,6 +117,21 @@ def test_uses_match_column_and_min_score_cuts_weak_links():
         lf.cluster(frame, no_decision, min_score=0.5)
 
 
+def test_an_entity_of_a_tenth_of_the_rows_is_giant():
+    """Issue 44: one entity of 1,766 of 2,238 pages, under warn_size, unwarned."""
+    frame = pd.DataFrame({"x": ["a"] * 1_000})
+    first, second = np.triu_indices(150, k=1)
+    clique = pd.DataFrame({"left": first, "right": second})
+    with pytest.warns(UserWarning, match="has 150 of the 1,000 rows") as caught:
+        lf.cluster(frame, clique)
+    assert len(caught) == 1
+    # A hundred rows is not giant, however small the table.
+    first, second = np.triu_indices(90, k=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lf.cluster(frame.iloc[:100], pd.DataFrame({"left": first, "right": second}))
+
+
 def test_link_gives_two_series_sharing_ids():
     left = pd.DataFrame({"x": ["a", "b", "c"]}, index=[10, 11, 12])
     right = pd.DataFrame({"x": ["b", "a"]}, index=[10, 11])
