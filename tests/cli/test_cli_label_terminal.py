@@ -37,6 +37,10 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 TIMEOUT = 60
 
 
+def _default_interrupt() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Terminal:
     """A child process on a pseudo-terminal, and what it wrote so far."""
 
@@ -54,6 +58,10 @@ class Terminal:
             cwd=cwd,
             env=environment,
             start_new_session=True,
+            # A test run started in the background (``pytest &``) ignores
+            # SIGINT, and an ignored signal stays ignored across exec: give the
+            # child the default, as a terminal would, so Ctrl-C reaches it.
+            preexec_fn=_default_interrupt,
         )
         os.close(slave)
         self.output = ""
