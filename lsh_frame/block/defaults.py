@@ -96,11 +96,6 @@ LINK_KEY_MIN_MEETING = 0.01
 #: which of their pairs to learn from, see lsh_frame.compare.training_pairs).
 PLAIN_RECORD_KEY: Literal["lsh", "neighbours", "both"] = "both"
 
-#: Plain columns get that key while both tables together hold at most this many
-#: records: it runs on one machine (the client under Dask), at about 4.5 GB and
-#: 25 s per million customer records (make_customers 1M, benchmarks/e2e.py).
-NEIGHBOURS_MAX_RECORDS = 2_000_000
-
 
 @dataclass(frozen=True)
 class ExactProfile:
@@ -486,16 +481,7 @@ def decide_keys(
         )
         specs = [*specs, record]
         if PLAIN_RECORD_KEY == "both":
-            records = n_left + (n_right or 0)
-            if records <= NEIGHBOURS_MAX_RECORDS:
-                specs.append(Field(columns, name=NEIGHBOURS_KEY, blocking="neighbours"))
-            else:
-                decisions.append(
-                    f"{NEIGHBOURS_KEY}: no neighbours key: {records:,} records, more "
-                    f"than {NEIGHBOURS_MAX_RECORDS:,} (it runs on one machine, the "
-                    "client under Dask, at about 4 GB and 25 s per million records); "
-                    "add Field(columns, blocking='neighbours') to have it"
-                )
+            specs.append(Field(columns, name=NEIGHBOURS_KEY, blocking="neighbours"))
     for spec in specs:
         if spec.blocking is None:
             decisions.append(f"{spec.label}: compared only, no blocking key")

@@ -389,9 +389,8 @@ def frequency_levels(
         2 * frequencies[0] * frequencies[1] if link else frequencies[0] ** 2
     ).astype(np.float64)
     levels, inverse = np.unique(total, return_inverse=True)
-    return levels.astype(np.int64), np.bincount(
-        inverse.reshape(-1), weights=work, minlength=levels.size
-    )
+    summed = np.bincount(inverse.reshape(-1), weights=work, minlength=levels.size)
+    return levels.astype(np.int64), summed.astype(np.float64)
 
 
 def cap_of(

@@ -14,11 +14,13 @@
    record, and deduplicate there: each output partition holds the pairs of its
    left rows in the order pandas gives them.
 
-A neighbours key is the exception: it needs every token's frequency over the
-whole table and each record's full neighbour list, so only its columns are
-gathered to the client (in the engine's row order, so positions are the pandas
-positions), :func:`lsh_frame.block.neighbours.neighbour_pairs` runs there once, and
-its pairs join the others at step 5 as coded integers with the key's bit.
+A neighbours key has no buckets: it needs every token's frequency over the
+whole table and each record's full neighbour list. It runs on the workers
+(:mod:`lsh_frame.dask._neighbours`: frequencies added up by token range, an
+inverted index, look-ups by groups of records), and its pairs join the others
+at step 5 as coded integers with the key's bit, one part per left partition.
+A top-k cosine key on vectors (``blocking="cosine"`` with ``top``) is the one
+key whose column is still gathered to the client.
 """
 
 from __future__ import annotations
@@ -65,8 +67,10 @@ from lsh_frame.block.keys import (
     is_compound_label,
 )
 from lsh_frame.block.vectors import key_neighbours
+from lsh_frame.dask._neighbours import FoundNeighbours, distributed_neighbours
 from lsh_frame.dask._tables import TARGET, compute, shared_pieces
 from lsh_frame.errors import LshFrameError
+from lsh_frame.sketch.vectors import VECTOR_KINDS
 
 if TYPE_CHECKING:
     from lsh_frame.block.defaults import ExactProfile
@@ -274,7 +278,7 @@ def resolve(
     seed: int,
     owner: str,
     max_pairs: int | None = None,
-) -> tuple[list[BlockingKey], list[str], dict[int, NeighbourPairs]]:
+) -> tuple[list[BlockingKey], list[str], dict[int, FoundNeighbours]]:
     """Decide the blocking keys exactly as :func:`lsh_frame.block.candidates.resolve`.
 
     Also finds the pairs of each neighbours key (by the key's position), and
@@ -293,16 +297,38 @@ def resolve(
         seed=seed,
         owner=owner,
     )
-    found: dict[int, NeighbourPairs] = {}
+    found: dict[int, FoundNeighbours] = {}
     for index, key in enumerate(keys):
-        if key.kind == "neighbours":
-            _progress.step(f"finding neighbours ({key.label})")
+        if key.kind != "neighbours":
+            continue
+        _progress.step(f"finding neighbours ({key.label})")
+        if key.field.blocking in VECTOR_KINDS:
             frames = [_gathered(table, list(key.field.columns)) for table in tables]
-            found[index] = key_neighbours(
-                frames, key.field, owner=owner, max_pairs=max_pairs, seed=seed
+            found[index] = _gathered_pairs(
+                key_neighbours(
+                    frames, key.field, owner=owner, max_pairs=max_pairs, seed=seed
+                ),
+                tables,
             )
-            decisions.append(f"{key.label}: {found[index].describe()}")
+        else:
+            found[index] = distributed_neighbours(
+                tables, key.field.columns, owner=owner, max_pairs=max_pairs
+            )
+        decisions.append(f"{key.label}: {found[index].description}")
     return keys, decisions, found
+
+
+def _gathered_pairs(pairs: NeighbourPairs, tables: list[Table]) -> FoundNeighbours:
+    """Split a key's pairs found on the client by their left record's partition."""
+    codes = pairs.left * np.int64(tables[-1].rows) + pairs.right  # sorted
+    bounds = np.searchsorted(pairs.left, tables[0].offsets[1:-1], side="left")
+    return FoundNeighbours(
+        parts=shared_pieces(np.split(codes, bounds)),
+        pairs=int(codes.size),
+        keyed=[int(mask.sum()) for mask in pairs.keyed],
+        histogram=np.bincount(pairs.kept_per_record),
+        description=pairs.describe(),
+    )
 
 
 def _columns_of(part: pd.DataFrame, columns: list[Any]) -> pd.DataFrame:
@@ -550,36 +576,24 @@ def _emit(
     return pd.DataFrame({"coded": coded, TARGET: target.astype(np.int64)})
 
 
-def _neighbour_codes(
-    found: dict[int, NeighbourPairs], n_right: int, left: Table
-) -> list[Any]:
-    """Code the neighbours keys' pairs, one piece per target left partition.
+def _neighbour_codes(found: dict[int, FoundNeighbours]) -> list[Any]:
+    """Code the neighbours keys' pairs, one piece per left partition.
 
     They join the bucket keys' pairs in the same union, with their key's bit.
     """
-    if not found:
-        return []
-    coded = np.concatenate(
-        [
-            ((pairs.left * np.int64(n_right) + pairs.right) << np.int64(_KEY_BITS))
-            | np.int64(kid)
-            for kid, pairs in found.items()
-        ]
-    )
-    left_rows = (coded >> np.int64(_KEY_BITS)) // np.int64(n_right)
-    order = np.argsort(left_rows, kind="stable")
-    coded, left_rows = coded[order], left_rows[order]
-    bounds = np.searchsorted(left_rows, left.offsets[1:-1], side="left")
-    pieces = np.split(coded, bounds)
     return [
-        delayed(_coded_part)(piece, target)
-        for target, piece in enumerate(shared_pieces(pieces))
+        delayed(_coded_part)(part, kid, target)
+        for kid, pairs in found.items()
+        for target, part in enumerate(pairs.parts)
     ]
 
 
-def _coded_part(coded: npt.NDArray[np.int64], target: int) -> pd.DataFrame:
+def _coded_part(codes: npt.NDArray[np.int64], kid: int, target: int) -> pd.DataFrame:
     return pd.DataFrame(
-        {"coded": coded, TARGET: np.full(len(coded), target, dtype=np.int64)}
+        {
+            "coded": (codes << np.int64(_KEY_BITS)) | np.int64(kid),
+            TARGET: np.full(len(codes), target, dtype=np.int64),
+        }
     )
 
 
