@@ -127,8 +127,8 @@ def _paths(lists: Lists) -> tuple[int, int]:
     return paths, paths // 2
 
 
-def _at_least_two(lists: Lists) -> npt.NDArray[np.int64]:
-    return lists.records[lists.degrees >= 2]
+def _at_least(lists: Lists, degree: int) -> npt.NDArray[np.int64]:
+    return lists.records[lists.degrees >= degree]
 
 
 def _asks(
@@ -206,10 +206,10 @@ class Graph:
         counted = compute(*[delayed(_paths)(part) for part in self.parts])
         return sum(one[0] for one in counted), sum(one[1] for one in counted)
 
-    def at_least_two(self) -> Any:
-        """Return the records with two matches or more, sorted (a task's result)."""
+    def at_least(self, degree: int) -> Any:
+        """Return the records with ``degree`` matches or more (a task's result)."""
         return delayed(np.concatenate)(
-            [_EMPTY, *[delayed(_at_least_two)(part) for part in self.parts]]
+            [_EMPTY, *[delayed(_at_least)(part, degree) for part in self.parts]]
         )
 
     def ask(self, asked: list[Any]) -> list[Any]:
@@ -254,7 +254,7 @@ def closed_share(graph: Graph) -> float | None:
     paths, _ = graph.paths()
     if paths == 0:
         return None
-    eligible = graph.at_least_two()
+    eligible = graph.at_least(2)
     asked = persist([delayed(_upper_asks)(part, eligible) for part in graph.parts])
     answers = graph.ask([delayed(_positions)(one) for one in asked])
     shared = compute(
@@ -287,7 +287,8 @@ def _upper_asks(lists: Lists, eligible: npt.NDArray[np.int64]) -> _Upper:
 
 
 def _positions(upper: _Upper) -> npt.NDArray[np.int64]:
-    return np.concatenate([upper.first, upper.second])
+    """Return the records whose match lists the pairs need, each once."""
+    return np.unique(np.concatenate([upper.first, upper.second]))
 
 
 def _shared_sum(upper: _Upper, answers: pd.DataFrame) -> int:

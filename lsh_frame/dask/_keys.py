@@ -406,7 +406,7 @@ def _part_keys(
     """Return a partition's keys as a long table (a row per record, key and band)."""
     keys_parts, codes = [], []
     for kid, key in enumerate(keys):
-        if key.kind == "neighbours":  # found on the client, no bucket keys
+        if key.kind == "neighbours":  # found apart (_neighbours), no bucket keys
             continue
         side_keys = _side_keys(
             part,

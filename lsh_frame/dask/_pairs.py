@@ -275,9 +275,9 @@ def score(
 ) -> dd.DataFrame:
     """Score candidate pairs, as :func:`lsh_frame.score` (pairs keep their parts).
 
-    With ``one_to_one`` (two tables) or ``transitive`` (one table), the matched
-    pairs are gathered on the client to decide over all partitions, as pandas
-    does.
+    With ``one_to_one`` (two tables) the matched pairs are gathered on the
+    client to decide over all partitions, as pandas does; ``transitive`` (one
+    table) is decided on the workers (:mod:`lsh_frame.dask._transitive`).
     """
     owner = "score"
     method = check_shuffle(shuffle_method, owner)

@@ -41,6 +41,7 @@ from lsh_frame.dask._keys import LEFT_POSITION, RIGHT_POSITION
 from lsh_frame.dask._one_to_one import with_match
 from lsh_frame.dask._tables import Table, check_moved, compute, persist, route, shared
 from lsh_frame.decide.closing import (
+    SHARED_AT_LEAST,
     THROUGH_MATCHES,
     Transitive,
     closable,
@@ -91,8 +92,8 @@ def _closable(
 
 
 def _asked(pairs: Any) -> npt.NDArray[np.int64]:
-    """Return the records whose match lists some pairs need (both of each)."""
-    return np.concatenate([pairs.first, pairs.second])
+    """Return the records whose match lists some pairs need, each once."""
+    return np.unique(np.concatenate([pairs.first, pairs.second]))
 
 
 def _closing_rows(pairs: _Closable, answers: pd.DataFrame) -> npt.NDArray[np.int64]:
@@ -133,7 +134,7 @@ def transitive_parts(
         graph = Graph.of(decided, index, table, method, owner)
         info = decide_on(rule, link=False, closed_share=lambda: closed_share(graph))
         if info["applied"]:
-            eligible = graph.at_least_two()
+            eligible = graph.at_least(SHARED_AT_LEAST)
             pairs = persist(
                 [
                     delayed(_closable)(part, index, owner, match_cut, eligible)
@@ -174,7 +175,8 @@ def _count(pairs: tuple[Any, Any]) -> int:
 
 
 def _both(pairs: tuple[Any, Any]) -> npt.NDArray[np.int64]:
-    return np.concatenate(pairs)
+    """Return the records of some pairs, each once (their lists are asked)."""
+    return np.unique(np.concatenate(pairs))
 
 
 def through_graph(parts: list[Any], table: Table, method: str, owner: str) -> Graph:
@@ -241,7 +243,7 @@ def _decided_round(
     categories: pd.Index | None,
 ) -> pd.DataFrame:
     """One partition's scored pairs through the matches, decided by the rule."""
-    graph = asked_graph(np.concatenate(pairs), answers)
+    graph = asked_graph(_both(pairs), answers)
     match = round_decision(graph, pairs[0], pairs[1], found, decider)
     return round_frame(meta, found, match, categories)
 
