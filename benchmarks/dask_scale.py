@@ -12,7 +12,8 @@ file per ``--partition-rows`` rows, the row label as column ``record_id`` (under
 Each run is a fresh process:
 
 - ``dask``: ``LocalCluster(n_workers=2, threads_per_worker=1, memory_limit=4 GB)``
-  (spilling to disk allowed), ``dd.read_parquet(..., index="record_id")``,
+  (``--memory-limit`` to change it; spilling to disk allowed),
+  ``dd.read_parquet(..., index="record_id")``,
   ``ddf.lsh.dedupe(COLUMNS)`` and ``to_parquet`` of the result. Stage times are
   the steps the library announces on the client (``_progress.recording``);
   each worker's peak memory is its process RSS, sampled every 0.2 s.
@@ -47,6 +48,8 @@ from lsh_frame.datasets.customers import TEXT_COLUMNS
 HERE = Path(__file__).resolve().parent
 COLUMNS = list(TEXT_COLUMNS)
 WORKERS, MEMORY_LIMIT = 2, "4GB"
+#: Issue 43's bars at 5M and above: client and worker peak RSS, pairs F1.
+CLIENT_PEAK, WORKER_PEAK, MIN_F1 = 2 * 1024**3, 8 * 1024**3, 0.99
 
 
 def _data(rows: int, seed: int, partition_rows: int, folder: Path) -> Path:
@@ -128,7 +131,7 @@ def run_pandas(data: Path, out: Path) -> dict[str, Any]:
     }
 
 
-def run_dask(data: Path, out: Path, shuffle: str) -> dict[str, Any]:
+def run_dask(data: Path, out: Path, shuffle: str, memory_limit: str) -> dict[str, Any]:
     import dask.dataframe as dd
     import psutil
     from distributed import Client, LocalCluster
@@ -139,7 +142,7 @@ def run_dask(data: Path, out: Path, shuffle: str) -> dict[str, Any]:
     cluster = LocalCluster(
         n_workers=WORKERS,
         threads_per_worker=1,
-        memory_limit=MEMORY_LIMIT,
+        memory_limit=memory_limit,
         processes=True,
         dashboard_address=None,
         local_directory=str(out / "dask-worker-space"),
@@ -203,6 +206,7 @@ def main() -> int:
     parser.add_argument("--partition-rows", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--shuffle", default="tasks")
+    parser.add_argument("--memory-limit", default=MEMORY_LIMIT, help="per worker")
     parser.add_argument("--data", type=Path, default=HERE / ".data")
     parser.add_argument("--child", choices=["pandas", "dask"])
     parser.add_argument("--path", type=Path)
@@ -215,7 +219,9 @@ def main() -> int:
             if arguments.child == "pandas":
                 result = run_pandas(arguments.path, scratch)
             else:
-                result = run_dask(arguments.path, scratch, arguments.shuffle)
+                result = run_dask(
+                    arguments.path, scratch, arguments.shuffle, arguments.memory_limit
+                )
         Path(arguments.out).write_text(json.dumps(result), encoding="utf8")
         return 0
 
@@ -242,6 +248,8 @@ def main() -> int:
                     str(path),
                     "--shuffle",
                     arguments.shuffle,
+                    "--memory-limit",
+                    arguments.memory_limit,
                 ],
             )
             log(f"{engine}: {runs[engine, rows]['total']:.1f} s")
@@ -264,7 +272,8 @@ def main() -> int:
     print(header)
     print(
         f"Dask: LocalCluster({WORKERS} workers × 1 thread, memory_limit "
-        f"{MEMORY_LIMIT}), shuffle {arguments.shuffle!r}, Parquet partitions of "
+        f"{arguments.memory_limit}), shuffle {arguments.shuffle!r}, "
+        "Parquet partitions of "
         f"{arguments.partition_rows:,} rows.\n"
     )
     print(
@@ -312,6 +321,17 @@ def main() -> int:
                 f"pandas at 1M: {run['quality']['f1']:.4f} vs "
                 f"{reference['quality']['f1']:.4f} — "
                 f"{common.pass_miss(gap >= -0.005)}"
+            )
+        if rows >= 5_000_000:
+            workers = max(v for k, v in run["peak"].items() if k.startswith("worker"))
+            client = run["peak"]["client"]
+            print(
+                f"- {rows:,} (issue 43): client peak {_gb(client)} ≤ 2 GB — "
+                f"{common.pass_miss(client <= CLIENT_PEAK)}; each worker ≤ 8 GB "
+                f"(largest {_gb(workers)}) — "
+                f"{common.pass_miss(workers <= WORKER_PEAK)}; "
+                f"pairs F1 ≥ {MIN_F1}: {run['quality']['f1']:.4f} — "
+                f"{common.pass_miss(run['quality']['f1'] >= MIN_F1)}"
             )
         if run.get("restarts"):
             print(f"- {rows:,}: worker restarts logged: {run['restarts']}")
