@@ -3,6 +3,7 @@
     python benchmarks/dask_scale.py                          # 1M and 5M (~30 min)
     python benchmarks/dask_scale.py --sizes 1000000          # one size
     python benchmarks/dask_scale.py --sizes 200000 --partition-rows 20000  # a look
+    python benchmarks/dask_scale.py --parity 200000   # pairs equal pandas' (issue 43)
 
 Data: ``lsh_frame.datasets.make_customers(n, seed)`` written once as Parquet, one
 file per ``--partition-rows`` rows, the row label as column ``record_id`` (under
@@ -195,6 +196,119 @@ def run_dask(data: Path, out: Path, shuffle: str, memory_limit: str) -> dict[str
     }
 
 
+#: Issue 43's parity bar: the shared sets and make_customers 200k, on 1, 3, 7 parts.
+PARITY_TASKS = ("make_customers", "walmart_amazon", "cora", "historical_50k")
+PARITY_PARTITIONS = (1, 3, 7)
+
+
+def _parity_task(name: str, customers: int) -> Any:
+    """The task's tables and columns (the customers without their truth column)."""
+    import _datasets
+
+    import lsh_frame as lf
+
+    if name == "make_customers":
+        frame = lf.datasets.make_customers(customers, seed=1).drop(columns="entity_id")
+        return _datasets.Task(
+            f"make_customers {customers:,} dedupe", frame, None, COLUMNS, frame[:0]
+        )
+    loaded: Any = getattr(_datasets, name)()
+    return loaded
+
+
+def run_parity(customers: int, memory_limit: str) -> dict[str, Any]:
+    """``ddf.lsh.pairs`` against ``df.lsh.pairs`` with the defaults, every frame.
+
+    On the same LocalCluster as the scale runs; the pandas frames are the
+    computed dask frames (the same values and dtypes). Equal means every pair,
+    score, decision and ``attrs`` to the last bit.
+    """
+    import dask.dataframe as dd
+    import pandas as pd
+    from distributed import Client, LocalCluster
+
+    import lsh_frame.dask  # noqa: F401  (registers ddf.lsh)
+
+    cluster = LocalCluster(
+        n_workers=WORKERS,
+        threads_per_worker=1,
+        memory_limit=memory_limit,
+        processes=True,
+        dashboard_address=None,
+    )
+    client = Client(cluster)
+    rows = []
+    for name in PARITY_TASKS:
+        task = _parity_task(name, customers)
+        options: dict[str, Any] = {}
+        if task.right is not None and task.right_on is not None:
+            options["right_on"] = task.right_on
+        want = None
+        for parts in PARITY_PARTITIONS:
+            left = dd.from_pandas(task.left, npartitions=parts, sort=False)
+            right = (
+                None
+                if task.right is None
+                else dd.from_pandas(task.right, npartitions=parts, sort=False)
+            )
+            if want is None:
+                started = time.perf_counter()
+                want = left.compute().lsh.pairs(
+                    task.columns,
+                    **({} if right is None else {"other": right.compute()}),
+                    **options,
+                )
+                pandas_time = time.perf_counter() - started
+            started = time.perf_counter()
+            got = left.lsh.pairs(
+                task.columns, **({} if right is None else {"other": right}), **options
+            ).compute()
+            dask_time = time.perf_counter() - started
+            try:
+                pd.testing.assert_frame_equal(got, want, check_exact=True)
+                same = got.attrs == want.attrs
+            except AssertionError:
+                same = False
+            rows.append(
+                {
+                    "task": task.name,
+                    "records": task.records,
+                    "partitions": parts,
+                    "pairs": len(want),
+                    "matches": int(want["match"].sum()),
+                    "same": same,
+                    "pandas": pandas_time,
+                    "dask": dask_time,
+                }
+            )
+            print(f"parity: {rows[-1]}", file=sys.stderr, flush=True)
+    client.close()
+    cluster.close()
+    return {"parity": rows}
+
+
+def _print_parity(rows: list[dict[str, Any]]) -> None:
+    print(
+        common.markdown_table(
+            ["task", "records", "parts", "pairs", "matches", "pandas", "Dask", "same"],
+            [
+                [
+                    row["task"],
+                    f"{row['records']:,}",
+                    str(row["partitions"]),
+                    f"{row['pairs']:,}",
+                    f"{row['matches']:,}",
+                    f"{row['pandas']:.1f} s",
+                    f"{row['dask']:.1f} s",
+                    common.pass_miss(row["same"]),
+                ]
+                for row in rows
+            ],
+            align="lrrrrrrl",
+        )
+    )
+
+
 def _gb(value: int) -> str:
     return f"{value / 1024**3:.2f} GB"
 
@@ -208,7 +322,13 @@ def main() -> int:
     parser.add_argument("--shuffle", default="tasks")
     parser.add_argument("--memory-limit", default=MEMORY_LIMIT, help="per worker")
     parser.add_argument("--data", type=Path, default=HERE / ".data")
-    parser.add_argument("--child", choices=["pandas", "dask"])
+    parser.add_argument("--child", choices=["pandas", "dask", "parity"])
+    parser.add_argument(
+        "--parity",
+        type=int,
+        metavar="CUSTOMERS",
+        help="only the parity runs (issue 43), make_customers of this size",
+    )
     parser.add_argument("--path", type=Path)
     parser.add_argument("--out")
     arguments = parser.parse_args()
@@ -216,7 +336,9 @@ def main() -> int:
     if arguments.child:
         with tempfile.TemporaryDirectory(prefix="lsh_frame_dask_") as folder:
             scratch = Path(folder)
-            if arguments.child == "pandas":
+            if arguments.child == "parity":
+                result = run_parity(arguments.parity, arguments.memory_limit)
+            elif arguments.child == "pandas":
                 result = run_pandas(arguments.path, scratch)
             else:
                 result = run_dask(
@@ -229,6 +351,26 @@ def main() -> int:
     header = common.report_header(
         "Dask scale-out benchmark", ["dask", "distributed", "pyarrow"]
     )
+    if arguments.parity:
+        found = common.run_child(
+            __file__,
+            [
+                "--child",
+                "parity",
+                "--parity",
+                str(arguments.parity),
+                "--memory-limit",
+                arguments.memory_limit,
+            ],
+        )
+        print(header)
+        print(
+            f"ddf.lsh.pairs(columns) against df.lsh.pairs on a LocalCluster({WORKERS} "
+            f"workers × 1 thread, memory_limit {arguments.memory_limit}); same: "
+            "every pair, score, decision and attrs equal.\n"
+        )
+        _print_parity(found["parity"])
+        return 0
     runs: dict[tuple[str, int], dict[str, Any]] = {}
     sizes = sorted(set(arguments.sizes) | set(arguments.pandas_sizes))
     for rows in sizes:
