@@ -25,6 +25,7 @@ key whose column is still gathered to the client.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -41,10 +42,10 @@ from lsh_frame._validation import check_int
 from lsh_frame.block.candidates import _EMIT_PAIRS
 from lsh_frame.block.compound import compound_pairs
 from lsh_frame.block.defaults import (
+    ExactSummary,
     KeySource,
     decide_keys,
     exact_counts,
-    exact_profile,
     identifier_field,
     merge_counts,
     sample_hashes,
@@ -68,7 +69,7 @@ from lsh_frame.block.keys import (
 )
 from lsh_frame.block.vectors import key_neighbours
 from lsh_frame.dask._neighbours import FoundNeighbours, distributed_neighbours
-from lsh_frame.dask._tables import TARGET, compute, shared_pieces
+from lsh_frame.dask._tables import TARGET, compute, persist, shared_pieces
 from lsh_frame.errors import LshFrameError
 from lsh_frame.sketch.vectors import VECTOR_KINDS
 
@@ -147,6 +148,72 @@ def _part_sample_signatures(
     )
 
 
+#: Ranges of exact-key values whose counts are added up apart (one task each).
+PROFILE_RANGES = 16
+
+
+def _head(result: tuple[Any, ...]) -> tuple[pd.Index, tuple[Any, ...]]:
+    """Return a partition's labels and sample, without its exact-key counts."""
+    return result[0], result[2]
+
+
+def _cut_counts(
+    result: tuple[Any, ...], ranges: int
+) -> list[list[tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]]]:
+    """Cut a partition's exact-key counts of every key by range of key values.
+
+    ``[range][key]``; the ranges split the 64-bit values evenly (they are hashes).
+    """
+    bounds = np.arange(1, ranges, dtype=np.uint64) * np.uint64(2**64 // ranges)
+    cut: list[list[Any]] = [[] for _ in range(ranges)]
+    for values, counts in result[1]:
+        at = np.searchsorted(values, bounds)  # values are sorted
+        for number, (start, stop) in enumerate(
+            zip([0, *at.tolist()], [*at.tolist(), values.size], strict=True)
+        ):
+            cut[number].append((values[start:stop], counts[start:stop]))
+    return cut
+
+
+def _range_summary(sides: list[list[list[Any]]], keys: int) -> list[ExactSummary]:
+    """Each key's summary over one range of values (``sides[side][part][key]``)."""
+    return [
+        ExactSummary.of([merge_counts([part[key] for part in side]) for side in sides])
+        for key in range(keys)
+    ]
+
+
+def _range_summaries(sides: list[list[Any]], keys: int) -> list[ExactSummary]:
+    """Each key's :class:`ExactSummary` over the whole tables.
+
+    ``sides[side]``: that table's persisted :func:`_part_profile` results. The
+    counts stay on the workers: each partition's are cut by range of values,
+    each range's added up by a task of its own, and only the summaries (a few
+    numbers and the spread of bucket sizes per key) reach the client.
+    """
+    ranges = PROFILE_RANGES
+    cut = [
+        [delayed(_cut_counts)(result, ranges) for result in results]
+        for results in sides
+    ]
+    summaries = compute(
+        *[
+            delayed(_range_summary)(
+                [
+                    [delayed(operator.getitem)(pieces, number) for pieces in side]
+                    for side in cut
+                ],
+                keys,
+            )
+            for number in range(ranges)
+        ]
+    )
+    whole = list(summaries[0])
+    for summary in summaries[1:]:
+        whole = [mine.plus(theirs) for mine, theirs in zip(whole, summary, strict=True)]
+    return whole
+
+
 class _DaskSource(KeySource):
     """Partitioned tables: one pass reads the labels, profiles, draws the sample."""
 
@@ -180,8 +247,8 @@ class _DaskSource(KeySource):
         if self._profiles is None:
             sides = []
             for table in self.tables:
-                results = compute(
-                    *[
+                results = persist(
+                    [
                         delayed(_part_profile)(
                             part,
                             self.columns,
@@ -192,7 +259,8 @@ class _DaskSource(KeySource):
                         for part in table.parts
                     ]
                 )
-                samples = [result[2] for result in results]
+                heads = compute(*[delayed(_head)(result) for result in results])
+                samples = [head[1] for head in heads]
                 if len({sample[2] for sample in samples}) > 1:
                     # Values some partitions cannot hash: pandas, seeing the
                     # whole table, samples every record by its label then.
@@ -205,13 +273,8 @@ class _DaskSource(KeySource):
                         )
                     )
                 if not table.loaded:
-                    table.receive([result[0] for result in results])
-                sides.append(
-                    [
-                        merge_counts([result[1][i] for result in results])
-                        for i in range(len(results[0][1]) if results else 0)
-                    ]
-                )
+                    table.receive([head[0] for head in heads])
+                sides.append(results)
                 hashes = np.concatenate([sample[0] for sample in samples])
                 positions = np.concatenate(
                     [
@@ -224,9 +287,10 @@ class _DaskSource(KeySource):
                 *self.columns,
                 *(compound_field(pair).label for pair in compound_pairs(self.columns)),
             ]
+            summaries = _range_summaries(sides, len(labels))
             self._profiles = {
-                label: exact_profile([side[i] for side in sides])
-                for i, label in enumerate(labels)
+                label: summary.profile()
+                for label, summary in zip(labels, summaries, strict=True)
             }
         return self._profiles
 
