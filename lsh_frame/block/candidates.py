@@ -82,8 +82,8 @@ def resolve(
       less similar than the threshold, estimated from a sample of random pairs)
       stay within one per record;
     - a neighbours key over all the columns (``NEIGHBOURS_KEY``): each record's
-      most similar records by IDF-weighted tokens, while both tables together
-      hold at most ``NEIGHBOURS_MAX_RECORDS`` records.
+      most similar records by IDF-weighted tokens, whatever the tables' size
+      (on Dask it is computed on the workers, see :mod:`lsh_frame.dask`).
 
     When linking, "per record" counts both tables, but at most twice the
     smaller one: six new records linked against a saved table of a million get

@@ -96,11 +96,6 @@ LINK_KEY_MIN_MEETING = 0.01
 #: which of their pairs to learn from, see lsh_frame.compare.training_pairs).
 PLAIN_RECORD_KEY: Literal["lsh", "neighbours", "both"] = "both"
 
-#: Plain columns get that key while both tables together hold at most this many
-#: records: it runs on one machine (the client under Dask), at about 4.5 GB and
-#: 25 s per million customer records (make_customers 1M, benchmarks/e2e.py).
-NEIGHBOURS_MAX_RECORDS = 2_000_000
-
 
 @dataclass(frozen=True)
 class ExactProfile:
@@ -171,6 +166,76 @@ def exact_profile(
         pairs=pairs,
         typical_bucket=typical,
     )
+
+
+@dataclass(frozen=True)
+class ExactSummary:
+    """What :func:`exact_profile` reads, in a form that adds up over value ranges.
+
+    ``sizes[side]`` and ``frequencies[side]``: each bucket size of that table's
+    keys (sorted, distinct) and how many keys have it. Summaries of disjoint
+    ranges of key values add up (:meth:`plus`) to the whole tables' summary,
+    whose :meth:`profile` is :func:`exact_profile` of the whole tables.
+    """
+
+    keyed: int
+    distinct: int
+    pairs: int
+    sizes: tuple[npt.NDArray[np.int64], ...]
+    frequencies: tuple[npt.NDArray[np.int64], ...]
+
+    @classmethod
+    def of(
+        cls, sides: list[tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]]
+    ) -> ExactSummary:
+        """Summarise each table's :func:`exact_counts` (of one range of keys)."""
+        whole = exact_profile(sides) if sides else None
+        spread = [np.unique(side[1], return_counts=True) for side in sides]
+        return cls(
+            keyed=0 if whole is None else whole.keyed,
+            distinct=0 if whole is None else whole.distinct,
+            pairs=0 if whole is None else whole.pairs,
+            sizes=tuple(size.astype(np.int64) for size, _ in spread),
+            frequencies=tuple(times.astype(np.int64) for _, times in spread),
+        )
+
+    def plus(self, other: ExactSummary) -> ExactSummary:
+        """Return the summary of both ranges of keys (disjoint)."""
+        sizes, frequencies = [], []
+        for mine, theirs, my_times, their_times in zip(
+            self.sizes, other.sizes, self.frequencies, other.frequencies, strict=True
+        ):
+            size, at = np.unique(np.concatenate([mine, theirs]), return_inverse=True)
+            sizes.append(size)
+            frequencies.append(
+                np.bincount(
+                    at, np.concatenate([my_times, their_times]), minlength=size.size
+                ).astype(np.int64)
+            )
+        return ExactSummary(
+            keyed=self.keyed + other.keyed,
+            distinct=self.distinct + other.distinct,
+            pairs=self.pairs + other.pairs,
+            sizes=tuple(sizes),
+            frequencies=tuple(frequencies),
+        )
+
+    def profile(self) -> ExactProfile:
+        """Return :func:`exact_profile` of the tables summarised."""
+        typical = 0.0
+        for size, times in zip(self.sizes, self.frequencies, strict=True):
+            total = int(times.sum())
+            if total:
+                # np.percentile(counts, 99, method="higher"), off the spread.
+                position = int(np.ceil((total - 1) * (99 / 100)))
+                at = int(np.searchsorted(np.cumsum(times), position, side="right"))
+                typical = max(typical, float(size[at]))
+        return ExactProfile(
+            keyed=self.keyed,
+            distinct=self.distinct,
+            pairs=self.pairs,
+            typical_bucket=typical,
+        )
 
 
 def _seed_key(seed: int) -> str:
@@ -487,16 +552,7 @@ def decide_keys(
         )
         specs = [*specs, record]
         if PLAIN_RECORD_KEY == "both":
-            records = n_left + (n_right or 0)
-            if records <= NEIGHBOURS_MAX_RECORDS:
-                specs.append(Field(columns, name=NEIGHBOURS_KEY, blocking="neighbours"))
-            else:
-                decisions.append(
-                    f"{NEIGHBOURS_KEY}: no neighbours key: {records:,} records, more "
-                    f"than {NEIGHBOURS_MAX_RECORDS:,} (it runs on one machine, the "
-                    "client under Dask, at about 4 GB and 25 s per million records); "
-                    "add Field(columns, blocking='neighbours') to have it"
-                )
+            specs.append(Field(columns, name=NEIGHBOURS_KEY, blocking="neighbours"))
     for spec in specs:
         if spec.blocking is None:
             decisions.append(f"{spec.label}: compared only, no blocking key")

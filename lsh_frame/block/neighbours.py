@@ -65,6 +65,10 @@ __all__ = [
     "LINK",
     "Budget",
     "NeighbourPairs",
+    "cap_of",
+    "describe",
+    "frequency_levels",
+    "kept_spread",
     "neighbour_pairs",
     "record_tokens",
 ]
@@ -303,44 +307,116 @@ class NeighbourPairs:
 
     def describe(self) -> str:
         """One line on what was decided."""
-        counts = self.kept_per_record
-        shown = counts[counts > 0]
-        spread = (
-            f"k per record median {np.median(shown):g}, 95% at most "
-            f"{np.percentile(shown, 95, method='higher'):g}, largest {shown.max()}"
-            if shown.size
-            else "no record found a neighbour"
-        )
-        return (
-            "neighbours key: each record's most similar records by IDF-weighted "
-            "token cosine (words, character 3-shingles of values under "
-            f"{LONG_VALUE_WORDS} words, and whole values of all the "
-            f"columns); k read off each record's own scores ({self.budget}): "
-            f"{spread}; look-ups skip tokens held by more than "
-            f"{self.cap:,} records ({self.work:,} postings visited); "
-            f"{self.left.size:,} pairs"
+        return describe(
+            self.budget,
+            np.bincount(self.kept_per_record),
+            cap=self.cap,
+            work=self.work,
+            pairs=int(self.left.size),
         )
 
 
-def _cap(frequencies: list[npt.NDArray[np.int64]], link: bool, budget: int) -> int:
-    """Largest token frequency whose look-ups fit the work budget.
+def kept_spread(histogram: npt.NDArray[np.int64]) -> tuple[float, int, int] | None:
+    """Median, 95th percentile (``"higher"``) and largest of the positive counts.
 
-    Work of a token: ``df^2`` in one table (each holder visits every holder),
-    ``2 * df_left * df_right`` between two.
+    ``histogram[k]`` counts the records that kept ``k`` neighbours; the figures
+    are numpy's (``np.median``, ``np.percentile(..., method="higher")``) of the
+    counts above zero, read off the histogram so that a partitioned table,
+    whose counts are added up, describes itself as the whole table does. None
+    when no record kept a neighbour.
+
+    Examples
+    --------
+    >>> kept_spread(np.bincount([0, 1, 2, 2, 9]))
+    (2.0, 9, 9)
+    """
+    counts = np.asarray(histogram, dtype=np.int64).copy()
+    if counts.size:
+        counts[0] = 0
+    shown = int(counts.sum())
+    if shown == 0:
+        return None
+    cumulative = np.cumsum(counts)
+
+    def at(position: int) -> int:  # the value at a position of the sorted counts
+        return int(np.searchsorted(cumulative, position, side="right"))
+
+    middle = (at((shown - 1) // 2) + at(shown // 2)) / 2
+    high = at(int(np.ceil((shown - 1) * (95 / 100))))
+    return middle, high, at(shown - 1)
+
+
+def describe(
+    budget: Budget,
+    histogram: npt.NDArray[np.int64],
+    *,
+    cap: int,
+    work: int,
+    pairs: int,
+) -> str:
+    """One line on what a neighbours key decided and found.
+
+    ``histogram[k]`` counts the records that kept ``k`` neighbours.
+    """
+    spread = kept_spread(histogram)
+    said = (
+        f"k per record median {spread[0]:g}, 95% at most {spread[1]:g}, "
+        f"largest {spread[2]}"
+        if spread is not None
+        else "no record found a neighbour"
+    )
+    return (
+        "neighbours key: each record's most similar records by IDF-weighted "
+        "token cosine (words, character 3-shingles of values under "
+        f"{LONG_VALUE_WORDS} words, and whole values of all the "
+        f"columns); k read off each record's own scores ({budget}): "
+        f"{said}; look-ups skip tokens held by more than "
+        f"{cap:,} records ({work:,} postings visited); "
+        f"{pairs:,} pairs"
+    )
+
+
+def frequency_levels(
+    frequencies: list[npt.NDArray[np.int64]], link: bool
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """Each token frequency level and the look-up work of its tokens.
+
+    A level is a number of records holding a token (both tables when
+    linking). Work of a token: ``df^2`` in one table (each holder visits every
+    holder), ``2 * df_left * df_right`` between two. Levels of several parts
+    of a vocabulary (token ranges on Dask) add up: see :func:`cap_of`.
     """
     total = frequencies[0] + (frequencies[1] if link else 0)
     work = (
         2 * frequencies[0] * frequencies[1] if link else frequencies[0] ** 2
     ).astype(np.float64)
-    order = np.argsort(total, kind="stable")
-    sorted_total = total[order]
-    cumulative = np.cumsum(work[order])
-    # Only whole frequency levels can be cut: the last token of each level.
-    level_end = np.append(kernel.run_starts(sorted_total)[1:], True)
-    fits = level_end & (cumulative <= budget)
+    levels, inverse = np.unique(total, return_inverse=True)
+    summed = np.bincount(inverse.reshape(-1), weights=work, minlength=levels.size)
+    return levels.astype(np.int64), summed.astype(np.float64)
+
+
+def cap_of(
+    levels: npt.NDArray[np.int64], work: npt.NDArray[np.float64], budget: int
+) -> int:
+    """Largest token frequency whose look-ups fit the work budget.
+
+    ``levels`` are the frequency levels (any order, repeats allowed: the
+    levels of several parts of a vocabulary) and ``work`` their tokens'
+    look-up work (:func:`frequency_levels`). Only whole levels can be cut.
+    The sums are exact while they stay within the budget (integers far below
+    2^53), so the cut does not depend on how the vocabulary was split.
+    """
+    distinct, inverse = np.unique(levels, return_inverse=True)
+    summed = np.bincount(inverse.reshape(-1), weights=work, minlength=distinct.size)
+    fits = np.cumsum(summed) <= budget
     if not fits.any():
         return 1
-    return int(sorted_total[np.flatnonzero(fits)[-1]])
+    return int(distinct[np.flatnonzero(fits)[-1]])
+
+
+def _cap(frequencies: list[npt.NDArray[np.int64]], link: bool, budget: int) -> int:
+    """Largest token frequency whose look-ups fit the work budget."""
+    return cap_of(*frequency_levels(frequencies, link), budget)
 
 
 def _usable_in(

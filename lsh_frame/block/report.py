@@ -18,7 +18,6 @@ from lsh_frame.errors import ColumnError, ConfigTypeError
 
 if TYPE_CHECKING:
     from lsh_frame.block.fields import BlockingContext, BlockingKey
-    from lsh_frame.block.neighbours import NeighbourPairs
 
 __all__ = ["BlockingReport", "blocking_report"]
 
@@ -223,21 +222,26 @@ def report_row(
 
 
 def neighbours_row(
-    key: BlockingKey, found: NeighbourPairs, keyed: int, total: int, cumulative: int
+    key: BlockingKey,
+    pairs: int,
+    largest: int,
+    keyed: int,
+    total: int,
+    cumulative: int,
 ) -> dict[str, Any]:
     """Make a neighbours key's row of the report: its distinct pairs, no buckets.
 
     Its pairs are known exactly (they are bounded by the records' budgets), so
-    they are not an upper bound like the bucket keys' counts.
+    they are not an upper bound like the bucket keys' counts; ``largest`` is
+    the most neighbours a record kept.
     """
-    pairs = int(found.left.size)
     return {
         "key": key.label,
         "how": key.describe(),
         "records_keyed": keyed,
         "records_without_key": total - keyed,
         "buckets": 0,
-        "largest_bucket": int(found.kept_per_record.max(initial=0)),
+        "largest_bucket": largest,
         "dropped_buckets": 0,
         "pairs": pairs,
         "cumulative_pairs": cumulative + pairs,
@@ -254,8 +258,14 @@ def neighbours_report_row(
     found_so_far: npt.NDArray[np.bool_],
 ) -> dict[str, Any]:
     """Make a neighbours key's report row; updates ``found_so_far`` in place."""
+    pairs = context.neighbours[index]
     row = neighbours_row(
-        context.keys[index], context.neighbours[index], keyed, total, cumulative
+        context.keys[index],
+        int(pairs.left.size),
+        int(pairs.kept_per_record.max(initial=0)),
+        keyed,
+        total,
+        cumulative,
     )
     if truth is not None:
         found = _neighbours_found(context, index, *truth)

@@ -196,9 +196,7 @@ def build_candidates(
         [shuffled.heavy, *[stat[0] for stat in stats]], ignore_index=True
     )
     counts = [
-        int(found[kid].left.size)
-        if kid in found
-        else sum(stat[1].get(kid, 0) for stat in stats)
+        found[kid].pairs if kid in found else sum(stat[1].get(kid, 0) for stat in stats)
         for kid in range(len(keys))
     ]
     _warn_dropped(tables[0], keys, dropped, max_bucket, link)
@@ -209,7 +207,7 @@ def build_candidates(
     left = tables[0]
     n_right = tables[-1].rows
     emitted = persist([delayed(_emit)(part, n_right, left.offsets) for part in grouped])
-    emitted += _neighbour_codes(found, n_right, left)
+    emitted += _neighbour_codes(found)
     del grouped
     sent = int(sum(compute(*[delayed(len)(part) for part in emitted])))
     meta = pd.DataFrame({"coded": np.empty(0, np.int64), TARGET: np.empty(0, np.int64)})

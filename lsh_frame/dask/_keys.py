@@ -14,15 +14,18 @@
    record, and deduplicate there: each output partition holds the pairs of its
    left rows in the order pandas gives them.
 
-A neighbours key is the exception: it needs every token's frequency over the
-whole table and each record's full neighbour list, so only its columns are
-gathered to the client (in the engine's row order, so positions are the pandas
-positions), :func:`lsh_frame.block.neighbours.neighbour_pairs` runs there once, and
-its pairs join the others at step 5 as coded integers with the key's bit.
+A neighbours key has no buckets: it needs every token's frequency over the
+whole table and each record's full neighbour list. It runs on the workers
+(:mod:`lsh_frame.dask._neighbours`: frequencies added up by token range, an
+inverted index, look-ups by groups of records), and its pairs join the others
+at step 5 as coded integers with the key's bit, one part per left partition.
+A top-k cosine key on vectors (``blocking="cosine"`` with ``top``) is the one
+key whose column is still gathered to the client.
 """
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -39,10 +42,10 @@ from lsh_frame._validation import check_int
 from lsh_frame.block.candidates import _EMIT_PAIRS
 from lsh_frame.block.compound import compound_pairs
 from lsh_frame.block.defaults import (
+    ExactSummary,
     KeySource,
     decide_keys,
     exact_counts,
-    exact_profile,
     identifier_field,
     merge_counts,
     sample_hashes,
@@ -65,8 +68,10 @@ from lsh_frame.block.keys import (
     is_compound_label,
 )
 from lsh_frame.block.vectors import key_neighbours
-from lsh_frame.dask._tables import TARGET, compute, shared_pieces
+from lsh_frame.dask._neighbours import FoundNeighbours, distributed_neighbours
+from lsh_frame.dask._tables import TARGET, compute, persist, shared_pieces
 from lsh_frame.errors import LshFrameError
+from lsh_frame.sketch.vectors import VECTOR_KINDS
 
 if TYPE_CHECKING:
     from lsh_frame.block.defaults import ExactProfile
@@ -143,6 +148,72 @@ def _part_sample_signatures(
     )
 
 
+#: Ranges of exact-key values whose counts are added up apart (one task each).
+PROFILE_RANGES = 16
+
+
+def _head(result: tuple[Any, ...]) -> tuple[pd.Index, tuple[Any, ...]]:
+    """Return a partition's labels and sample, without its exact-key counts."""
+    return result[0], result[2]
+
+
+def _cut_counts(
+    result: tuple[Any, ...], ranges: int
+) -> list[list[tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]]]:
+    """Cut a partition's exact-key counts of every key by range of key values.
+
+    ``[range][key]``; the ranges split the 64-bit values evenly (they are hashes).
+    """
+    bounds = np.arange(1, ranges, dtype=np.uint64) * np.uint64(2**64 // ranges)
+    cut: list[list[Any]] = [[] for _ in range(ranges)]
+    for values, counts in result[1]:
+        at = np.searchsorted(values, bounds)  # values are sorted
+        for number, (start, stop) in enumerate(
+            zip([0, *at.tolist()], [*at.tolist(), values.size], strict=True)
+        ):
+            cut[number].append((values[start:stop], counts[start:stop]))
+    return cut
+
+
+def _range_summary(sides: list[list[list[Any]]], keys: int) -> list[ExactSummary]:
+    """Each key's summary over one range of values (``sides[side][part][key]``)."""
+    return [
+        ExactSummary.of([merge_counts([part[key] for part in side]) for side in sides])
+        for key in range(keys)
+    ]
+
+
+def _range_summaries(sides: list[list[Any]], keys: int) -> list[ExactSummary]:
+    """Each key's :class:`ExactSummary` over the whole tables.
+
+    ``sides[side]``: that table's persisted :func:`_part_profile` results. The
+    counts stay on the workers: each partition's are cut by range of values,
+    each range's added up by a task of its own, and only the summaries (a few
+    numbers and the spread of bucket sizes per key) reach the client.
+    """
+    ranges = PROFILE_RANGES
+    cut = [
+        [delayed(_cut_counts)(result, ranges) for result in results]
+        for results in sides
+    ]
+    summaries = compute(
+        *[
+            delayed(_range_summary)(
+                [
+                    [delayed(operator.getitem)(pieces, number) for pieces in side]
+                    for side in cut
+                ],
+                keys,
+            )
+            for number in range(ranges)
+        ]
+    )
+    whole = list(summaries[0])
+    for summary in summaries[1:]:
+        whole = [mine.plus(theirs) for mine, theirs in zip(whole, summary, strict=True)]
+    return whole
+
+
 class _DaskSource(KeySource):
     """Partitioned tables: one pass reads the labels, profiles, draws the sample."""
 
@@ -176,8 +247,8 @@ class _DaskSource(KeySource):
         if self._profiles is None:
             sides = []
             for table in self.tables:
-                results = compute(
-                    *[
+                results = persist(
+                    [
                         delayed(_part_profile)(
                             part,
                             self.columns,
@@ -188,7 +259,8 @@ class _DaskSource(KeySource):
                         for part in table.parts
                     ]
                 )
-                samples = [result[2] for result in results]
+                heads = compute(*[delayed(_head)(result) for result in results])
+                samples = [head[1] for head in heads]
                 if len({sample[2] for sample in samples}) > 1:
                     # Values some partitions cannot hash: pandas, seeing the
                     # whole table, samples every record by its label then.
@@ -201,13 +273,8 @@ class _DaskSource(KeySource):
                         )
                     )
                 if not table.loaded:
-                    table.receive([result[0] for result in results])
-                sides.append(
-                    [
-                        merge_counts([result[1][i] for result in results])
-                        for i in range(len(results[0][1]) if results else 0)
-                    ]
-                )
+                    table.receive([head[0] for head in heads])
+                sides.append(results)
                 hashes = np.concatenate([sample[0] for sample in samples])
                 positions = np.concatenate(
                     [
@@ -220,9 +287,10 @@ class _DaskSource(KeySource):
                 *self.columns,
                 *(compound_field(pair).label for pair in compound_pairs(self.columns)),
             ]
+            summaries = _range_summaries(sides, len(labels))
             self._profiles = {
-                label: exact_profile([side[i] for side in sides])
-                for i, label in enumerate(labels)
+                label: summary.profile()
+                for label, summary in zip(labels, summaries, strict=True)
             }
         return self._profiles
 
@@ -274,7 +342,7 @@ def resolve(
     seed: int,
     owner: str,
     max_pairs: int | None = None,
-) -> tuple[list[BlockingKey], list[str], dict[int, NeighbourPairs]]:
+) -> tuple[list[BlockingKey], list[str], dict[int, FoundNeighbours]]:
     """Decide the blocking keys exactly as :func:`lsh_frame.block.candidates.resolve`.
 
     Also finds the pairs of each neighbours key (by the key's position), and
@@ -293,16 +361,38 @@ def resolve(
         seed=seed,
         owner=owner,
     )
-    found: dict[int, NeighbourPairs] = {}
+    found: dict[int, FoundNeighbours] = {}
     for index, key in enumerate(keys):
-        if key.kind == "neighbours":
-            _progress.step(f"finding neighbours ({key.label})")
+        if key.kind != "neighbours":
+            continue
+        _progress.step(f"finding neighbours ({key.label})")
+        if key.field.blocking in VECTOR_KINDS:
             frames = [_gathered(table, list(key.field.columns)) for table in tables]
-            found[index] = key_neighbours(
-                frames, key.field, owner=owner, max_pairs=max_pairs, seed=seed
+            found[index] = _gathered_pairs(
+                key_neighbours(
+                    frames, key.field, owner=owner, max_pairs=max_pairs, seed=seed
+                ),
+                tables,
             )
-            decisions.append(f"{key.label}: {found[index].describe()}")
+        else:
+            found[index] = distributed_neighbours(
+                tables, key.field.columns, owner=owner, max_pairs=max_pairs
+            )
+        decisions.append(f"{key.label}: {found[index].description}")
     return keys, decisions, found
+
+
+def _gathered_pairs(pairs: NeighbourPairs, tables: list[Table]) -> FoundNeighbours:
+    """Split a key's pairs found on the client by their left record's partition."""
+    codes = pairs.left * np.int64(tables[-1].rows) + pairs.right  # sorted
+    bounds = np.searchsorted(pairs.left, tables[0].offsets[1:-1], side="left")
+    return FoundNeighbours(
+        parts=shared_pieces(np.split(codes, bounds)),
+        pairs=int(codes.size),
+        keyed=[int(mask.sum()) for mask in pairs.keyed],
+        histogram=np.bincount(pairs.kept_per_record),
+        description=pairs.describe(),
+    )
 
 
 def _columns_of(part: pd.DataFrame, columns: list[Any]) -> pd.DataFrame:
@@ -380,7 +470,7 @@ def _part_keys(
     """Return a partition's keys as a long table (a row per record, key and band)."""
     keys_parts, codes = [], []
     for kid, key in enumerate(keys):
-        if key.kind == "neighbours":  # found on the client, no bucket keys
+        if key.kind == "neighbours":  # found apart (_neighbours), no bucket keys
             continue
         side_keys = _side_keys(
             part,
@@ -550,36 +640,24 @@ def _emit(
     return pd.DataFrame({"coded": coded, TARGET: target.astype(np.int64)})
 
 
-def _neighbour_codes(
-    found: dict[int, NeighbourPairs], n_right: int, left: Table
-) -> list[Any]:
-    """Code the neighbours keys' pairs, one piece per target left partition.
+def _neighbour_codes(found: dict[int, FoundNeighbours]) -> list[Any]:
+    """Code the neighbours keys' pairs, one piece per left partition.
 
     They join the bucket keys' pairs in the same union, with their key's bit.
     """
-    if not found:
-        return []
-    coded = np.concatenate(
-        [
-            ((pairs.left * np.int64(n_right) + pairs.right) << np.int64(_KEY_BITS))
-            | np.int64(kid)
-            for kid, pairs in found.items()
-        ]
-    )
-    left_rows = (coded >> np.int64(_KEY_BITS)) // np.int64(n_right)
-    order = np.argsort(left_rows, kind="stable")
-    coded, left_rows = coded[order], left_rows[order]
-    bounds = np.searchsorted(left_rows, left.offsets[1:-1], side="left")
-    pieces = np.split(coded, bounds)
     return [
-        delayed(_coded_part)(piece, target)
-        for target, piece in enumerate(shared_pieces(pieces))
+        delayed(_coded_part)(part, kid, target)
+        for kid, pairs in found.items()
+        for target, part in enumerate(pairs.parts)
     ]
 
 
-def _coded_part(coded: npt.NDArray[np.int64], target: int) -> pd.DataFrame:
+def _coded_part(codes: npt.NDArray[np.int64], kid: int, target: int) -> pd.DataFrame:
     return pd.DataFrame(
-        {"coded": coded, TARGET: np.full(len(coded), target, dtype=np.int64)}
+        {
+            "coded": (codes << np.int64(_KEY_BITS)) | np.int64(kid),
+            TARGET: np.full(len(codes), target, dtype=np.int64),
+        }
     )
 
 

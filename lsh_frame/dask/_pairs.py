@@ -27,16 +27,18 @@ from lsh_frame.dask._candidates import build_candidates, labelled
 from lsh_frame.dask._report import report
 from lsh_frame.dask._score import score_parts
 from lsh_frame.dask._tables import check_shuffle, compute, persist, shared, table
-from lsh_frame.dask._transitive import new_pairs, round_graph
-from lsh_frame.decide.closing import check_transitive, path_pairs
+from lsh_frame.dask._transitive import (
+    decided_rounds,
+    new_pairs,
+    pair_frame,
+    through_graph,
+)
+from lsh_frame.decide.closing import check_transitive
 from lsh_frame.decide.one_to_one import check_one_to_one
 from lsh_frame.decide.through_matches import (
     in_categories,
     round_categories,
-    round_decision,
-    round_frame,
     round_info,
-    round_pairs,
     round_scoring,
     round_skipped,
 )
@@ -273,9 +275,9 @@ def score(
 ) -> dd.DataFrame:
     """Score candidate pairs, as :func:`lsh_frame.score` (pairs keep their parts).
 
-    With ``one_to_one`` (two tables) or ``transitive`` (one table), the matched
-    pairs are gathered on the client to decide over all partitions, as pandas
-    does.
+    With ``one_to_one`` (two tables) the matched pairs are gathered on the
+    client to decide over all partitions, as pandas does; ``transitive`` (one
+    table) is decided on the workers (:mod:`lsh_frame.dask._transitive`).
     """
     owner = "score"
     method = check_shuffle(shuffle_method, owner)
@@ -342,18 +344,17 @@ def _with_pairs_through_matches(
     options: dict[str, Any],
     method: str,
 ) -> tuple[dd.DataFrame, dict[str, Any]]:
-    """As pandas' ``pairs``: the pairs found through the matches, one more part.
+    """As pandas' ``pairs``: the pairs found through the matches, more parts.
 
-    The graph and the new pairs are found on the client (see
+    The graph, the new pairs and their decision stay on the workers (see
     :mod:`lsh_frame.dask._transitive`); the new pairs are scored by the same
-    model or cut, then decided on the client by the rule alone.
+    model or cut, one part per partition of the table, after the candidates.
     """
     owner = "pairs"
     parts = persist(list(scored.to_delayed()))
     info = attrs["transitive"]
-    index = shared(table.index)
-    graph = round_graph(parts, index, owner)
-    paths = path_pairs(graph)
+    graph = through_graph(parts, table, method, owner)
+    _, paths = graph.paths()
     room = int(options["max_pairs"]) - rows
     if paths > room:
         attrs = {**attrs, "transitive": round_skipped(info, paths, room)}
@@ -362,41 +363,51 @@ def _with_pairs_through_matches(
             scored.divisions,
         ), attrs
     _progress.step("pairs through the matches")
-    first, second = new_pairs(parts, index, table.rows, graph, owner)
-    if not first.size:
+    through = new_pairs(parts, table, graph, owner)
+    total = int(through.lengths.sum())
+    if not total:
         attrs = {**attrs, "transitive": round_info(info, 0, 0)}
         return _frame(
             [delayed(_with_attrs)(part, attrs, None) for part in parts],
             scored.divisions,
         ), attrs
     decider = round_scoring(attrs)
+    index = shared(table.index)
+    starts = rows + np.concatenate([[0], np.cumsum(through.lengths)[:-1]])
+    to_score = persist(
+        [
+            delayed(pair_frame)(pairs, index, int(start))
+            for pairs, start in zip(through.parts, starts, strict=True)
+        ]
+    )
     found, _ = _scored(
         [table],
-        [delayed(round_pairs(table.index, first, second, rows))],
-        np.array([first.size], dtype=np.int64),
+        to_score,
+        through.lengths,
         fields,
         {**options, "min_score": decider, "transitive": False},
         method,
         owner,
-        internal=False,
+        internal=True,
     )
-    (found,) = compute(found)
-    match = round_decision(graph, first, second, found, decider)
-    attrs = {
-        **attrs,
-        "transitive": round_info(info, int(first.size), int(match.sum())),
-    }
     categories = round_categories(scored.dtypes["found_by"])
-    meta = scored._meta
-    added = _with_attrs(round_frame(meta, found, match, categories), attrs, None)
+    added, closed = decided_rounds(
+        through, list(found.to_delayed()), decider, scored._meta, categories
+    )
+    attrs = {**attrs, "transitive": round_info(info, total, closed)}
+    kept = [part for part, length in zip(added, through.lengths, strict=True) if length]
     divisions = (
-        (*scored.divisions[:-1], rows, rows + first.size - 1)
+        (
+            *scored.divisions[:-1],
+            *starts[through.lengths > 0].tolist(),
+            rows + total - 1,
+        )
         if scored.known_divisions
         else None
     )
     return _frame(
         [delayed(_with_attrs)(part, attrs, categories) for part in parts]
-        + [delayed(added)],
+        + [delayed(_with_attrs)(part, attrs, None) for part in kept],
         divisions,
     ), attrs
 

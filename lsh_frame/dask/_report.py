@@ -15,7 +15,7 @@ from lsh_frame.block.report import (
     BlockingReport,
     _true_pair_positions,
     add_completeness,
-    neighbours_report_row,
+    neighbours_row,
     report_row,
 )
 from lsh_frame.dask._candidates import _row_text, shuffled_keys
@@ -23,6 +23,7 @@ from lsh_frame.dask._keys import _by_key, _unpack, resolve
 from lsh_frame.dask._tables import compute
 
 if TYPE_CHECKING:
+    from lsh_frame.dask._neighbours import FoundNeighbours
     from lsh_frame.dask._tables import Table
 
 
@@ -109,6 +110,29 @@ def _found(
     return shared.any(axis=1) & left_valid & right_valid
 
 
+def _held(
+    codes: npt.NDArray[np.int64], asked: npt.NDArray[np.int64]
+) -> npt.NDArray[np.bool_]:
+    return np.isin(asked, codes)
+
+
+def _neighbours_found(
+    found: FoundNeighbours,
+    left: npt.NDArray[np.int64],
+    right: npt.NDArray[np.int64],
+    n_right: int,
+    link: bool,
+) -> npt.NDArray[np.bool_]:
+    """Which of the given record pairs a neighbours key found (each part asked)."""
+    if not link:
+        left, right = np.minimum(left, right), np.maximum(left, right)
+    asked = left * np.int64(n_right) + right
+    held = np.zeros(asked.size, dtype=bool)
+    for part in compute(*[delayed(_held)(part, asked) for part in found.parts]):
+        held |= part
+    return held
+
+
 def report(
     tables: list[Table],
     fields: Any,
@@ -141,7 +165,6 @@ def report(
         right=[] if link else None,
         left_index=tables[0].index,
         right_index=tables[1].index if link else None,
-        neighbours=neighbours,
     )
     truth = (
         _true_pair_positions(true_pairs, context, owner)
@@ -180,10 +203,14 @@ def report(
     total = sum(table.rows for table in tables)
     for kid, key in enumerate(keys):
         if key.kind == "neighbours":
-            keyed_here = sum(int(mask.sum()) for mask in neighbours[kid].keyed)
-            row = neighbours_report_row(
-                context, kid, keyed_here, total, cumulative, truth, found_so_far
+            pairs = neighbours[kid]
+            row = neighbours_row(
+                key, pairs.pairs, pairs.largest, sum(pairs.keyed), total, cumulative
             )
+            if truth is not None:
+                hit = _neighbours_found(pairs, *truth, tables[-1].rows, link)
+                found_so_far |= hit
+                add_completeness(row, hit, found_so_far)
             cumulative = row["cumulative_pairs"]
             rows.append(row)
             largest[key.label] = []

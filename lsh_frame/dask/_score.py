@@ -736,6 +736,7 @@ def score_parts(
             owner,
             decided_here=decided_here,
             match_cut=None if model is None else model.match_cut,
+            method=method,
         )
     attrs["transitive"] = {
         **decide_transitive(transitive, link=True, graph=None),

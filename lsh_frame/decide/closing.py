@@ -42,6 +42,7 @@ pairs found through the matches are counted before they are built.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -69,6 +70,7 @@ __all__ = [
     "closing",
     "decide",
     "decide_found",
+    "decide_on",
     "found_pairs",
     "held_among",
     "pair_codes",
@@ -229,18 +231,35 @@ def decide(rule: Transitive, *, link: bool, graph: MatchGraph | None) -> dict[st
     ``graph`` is None when the matches were not decided by the library (a
     ``min_score`` the caller gave), which ``"auto"`` leaves as they are.
     """
+    return decide_on(
+        rule, link=link, closed_share=None if graph is None else graph.closed_share
+    )
+
+
+def decide_on(
+    rule: Transitive,
+    *,
+    link: bool,
+    closed_share: Callable[[], float | None] | None,
+) -> dict[str, Any]:
+    """Return whether the rule applies, from the matches' closed share.
+
+    ``closed_share`` computes :meth:`MatchGraph.closed_share` (asked only when
+    the rule may apply: a partitioned graph adds it up over its parts); None
+    when the library did not decide the matches.
+    """
     info: dict[str, Any] = {"rule": rule, "applied": False, "closed_share": None}
     if link:
         return {**info, "reason": "two tables: no clusters within one table"}
     if rule is False:
         return {**info, "reason": "transitive=False"}
-    if graph is None:
+    if closed_share is None:
         return {
             **info,
             "reason": "the caller's min_score decided the matches (pass "
             "transitive=True to close them)",
         }
-    share = graph.closed_share()
+    share = closed_share()
     info["closed_share"] = None if share is None else round(share, 4)
     if share is None:
         return {**info, "applied": rule is True, "reason": "no record has two matches"}

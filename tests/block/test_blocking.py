@@ -153,25 +153,27 @@ def test_plain_columns_let_the_data_decide(customers):
     assert "record_neighbours: neighbours key" in decided
 
 
-def test_plain_columns_of_very_large_tables_get_no_neighbours_key(
+def test_plain_columns_of_very_large_tables_keep_the_neighbours_key(
     customers, monkeypatch
 ):
+    # The neighbours key does not depend on the table's size: a table that
+    # says it holds ten million records gets it as a small one does (other
+    # keys may differ: an identifier's pairs grow with the table).
     columns = ["given_name", "surname", "city", "phone", "email"]
-    monkeypatch.setattr(defaults, "NEIGHBOURS_MAX_RECORDS", len(customers) - 1)
-    context = candidates.resolve(customers, columns)
-    labels = [key.label for key in context.keys]
-    assert labels[-1] == "record" and "record_neighbours" not in labels
-    decided = "\n".join(context.decisions)
-    assert (
-        f"record_neighbours: no neighbours key: {len(customers):,} records" in decided
+    options = {"threshold": None, "recall": 0.95, "num_perm": 128, "seed": 1}
+
+    def decided():
+        source = defaults._FrameSource(customers, None, "test", columns)
+        return defaults.decide_keys(source, columns, owner="test", **options)
+
+    small = decided()
+    monkeypatch.setattr(
+        defaults._FrameSource, "n_left", property(lambda self: 10_000_000)
     )
-    # Linking counts both tables.
-    half = len(customers) // 2
-    monkeypatch.setattr(defaults, "NEIGHBOURS_MAX_RECORDS", len(customers))
-    linked = candidates.resolve(
-        customers.iloc[:half], columns, other=customers.iloc[half:]
-    )
-    assert "record_neighbours" in [key.label for key in linked.keys]
+    large = decided()
+    assert [key.label for key in small[0]][-1] == "record_neighbours"
+    assert [key.label for key in large[0]][-1] == "record_neighbours"
+    assert not any("no neighbours key" in line for line in large[1])
 
 
 def test_defaults_find_true_pairs(customers):

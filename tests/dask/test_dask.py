@@ -147,7 +147,7 @@ def test_closing_clusters_equals_pandas(
     ddf, df = as_dask(people_with_copies[fields], partitions)
     closed = df.lsh.pairs(fields)
     assert closed.attrs["lsh_frame"]["transitive"]["added"] > 0
-    # Pairs found through the matches are scored as one more partition.
+    # Pairs found through the matches are scored as more partitions.
     assert closed.attrs["lsh_frame"]["transitive"]["through_matches"]["closed"] > 0
     same(ddf.lsh.pairs(fields).compute(), closed)
     for transitive in (False, True):
