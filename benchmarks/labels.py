@@ -144,6 +144,14 @@ def main() -> None:
     loaders = {**LOADERS, **SYNTHETIC, **HOLDOUT}
     print(_common.report_header("Labels: F1 as answers come in", ["pandas", "numpy"]))
     counts = np.cumsum((0, *BATCHES))
+    headers = [
+        "data set",
+        "questions",
+        *(f"F1 @{n}" for n in counts),
+        "never lower",
+        "bar @50",
+        "time",
+    ]
     rows = []
     for name in args.only:
         log = _common.log_to_stderr(name)
@@ -171,14 +179,7 @@ def main() -> None:
                 )
                 print(
                     _common.markdown_table(
-                        [
-                            "data set",
-                            "questions",
-                            *(f"F1 @{n}" for n in counts),
-                            "never lower",
-                            "bar @50",
-                            "time",
-                        ],
+                        headers,
                         rows[-1:],
                     ),
                     file=sys.stderr,
@@ -186,14 +187,7 @@ def main() -> None:
                 )
     print(
         _common.markdown_table(
-            [
-                "data set",
-                "questions",
-                *(f"F1 @{n}" for n in counts),
-                "never lower",
-                "bar @50",
-                "time",
-            ],
+            headers,
             rows,
         )
     )

@@ -24,16 +24,6 @@ from lsh_frame.review.session import (
 FIELDS = ["given_name", "surname", "date_of_birth", "city"]
 
 
-@pytest.fixture(scope="module")
-def people() -> pd.DataFrame:
-    return lf.datasets.make_customers(300, seed=3)
-
-
-@pytest.fixture(scope="module")
-def scored(people: pd.DataFrame) -> pd.DataFrame:
-    return lf.pairs(people, FIELDS)
-
-
 def _session(people, scored, **options) -> AnswerSession:
     fitted = "labels" not in options
     return AnswerSession(people, FIELDS, scored=scored, fitted=fitted, **options)

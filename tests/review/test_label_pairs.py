@@ -15,16 +15,6 @@ from lsh_frame.review import label as label_module
 FIELDS = ["given_name", "surname", "date_of_birth", "city"]
 
 
-@pytest.fixture(scope="module")
-def people() -> pd.DataFrame:
-    return lf.datasets.make_customers(300, seed=3)
-
-
-@pytest.fixture(scope="module")
-def scored(people: pd.DataFrame) -> pd.DataFrame:
-    return lf.pairs(people, FIELDS)
-
-
 def _typing(monkeypatch, replies, prompts=None):
     """Make ``input()`` return the replies in turn (EOFError after them)."""
     replies = iter(replies)

@@ -10,16 +10,6 @@ import lsh_frame as lf
 FIELDS = ["given_name", "surname", "date_of_birth", "city"]
 
 
-@pytest.fixture(scope="module")
-def people() -> pd.DataFrame:
-    return lf.datasets.make_customers(300, seed=3)
-
-
-@pytest.fixture(scope="module")
-def scored(people: pd.DataFrame) -> pd.DataFrame:
-    return lf.pairs(people, FIELDS)
-
-
 def _pair(session: lf.LabelSession) -> tuple[object, object]:
     assert session.question is not None
     return session.question.left, session.question.right

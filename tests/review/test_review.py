@@ -23,11 +23,6 @@ def people() -> pd.DataFrame:
 
 
 @pytest.fixture(scope="module")
-def scored(people: pd.DataFrame) -> pd.DataFrame:
-    return lf.pairs(people, FIELDS)
-
-
-@pytest.fixture(scope="module")
 def payload(scored: pd.DataFrame, people: pd.DataFrame) -> dict:
     return build_payload(scored, people)
 

@@ -27,11 +27,6 @@ def people() -> pd.DataFrame:
 
 
 @pytest.fixture(scope="module")
-def scored(people: pd.DataFrame) -> pd.DataFrame:
-    return lf.pairs(people, FIELDS)
-
-
-@pytest.fixture(scope="module")
 def downloads(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("downloads")
 
