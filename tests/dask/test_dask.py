@@ -391,12 +391,12 @@ def test_cluster_dedupe_and_drop_duplicates_equal_pandas(
 def test_sparse_entities_are_split_and_reviewed_as_in_pandas(
     collect: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from test_cluster import _cliques_and_a_chain
+    from entities import cliques_and_a_chain
 
     if not collect:  # the components are found on the cluster (large-star)
         monkeypatch.setattr(_components, "COLLECT_EDGES", 0)
-    ddf, frame = as_dask(_cliques_and_a_chain()[0], 3)
-    dpairs, pairs = as_dask(_cliques_and_a_chain()[1], 2)
+    ddf, frame = as_dask(cliques_and_a_chain()[0], 3)
+    dpairs, pairs = as_dask(cliques_and_a_chain()[1], 2)
     for split in (True, False):
         want, want_warnings = quietly(lf.cluster, frame, pairs, split=split)
         got, got_warnings = quietly(ddf.lsh.cluster, dpairs, split=split)
