@@ -28,6 +28,7 @@ import pandas as pd
 from lsh_frame.block.identical import IDENTICAL
 from lsh_frame.compare.levels import level_names
 from lsh_frame.decide.model import MatchModel
+from lsh_frame.decide.weak_keys import found_alone
 from lsh_frame.errors import ColumnError, ConfigError, ConfigTypeError
 from lsh_frame.sketch.banding import LshPlan
 from lsh_frame.sketch.banding import plan as make_plan
@@ -601,7 +602,8 @@ def waterfall(pair: Any, /, *, model: Any = None, ax: Axes | None = None) -> Axe
             label: np.array([row[f"{label}_score"]], dtype=np.float64)
             for label in learned.m
         },
-        np.array([found_by in learned.alone_keys]),
+        # As the decision reads it: only weak keys (compound ones aside).
+        np.array([found_by is not None and found_alone(found_by, learned.alone_keys)]),
     )
     start = float(evidence.start[0])
     steps = [float(evidence.weights[label][0]) for label in learned.m]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -308,6 +309,22 @@ def test_waterfall_starts_pairs_only_the_neighbours_key_found_at_their_prior(
     steps, total = waterfall_heights(lf.plot.waterfall(row))
     assert steps[0] == pytest.approx(log2_odds(learned["alone_prior"]))
     assert abs(total - log2_odds(row["match_probability"])) < 1e-9
+
+
+def test_waterfall_starts_every_kind_of_pair_where_its_decision_did():
+    people = lf.datasets.make_customers(1_500, seed=7)
+    fields = ["given_name", "surname", "date_of_birth", "city", "postcode"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scored = lf.pairs(people, fields)
+    # Pairs only weak keys found, compound ones among them, start at alone_prior.
+    assert scored["found_by"].astype(str).str.contains("&&.*record_neighbours$").any()
+    decided = scored[scored["match_probability"].between(1e-6, 1 - 1e-6)]
+    kinds = decided.groupby(decided["found_by"].astype(str), observed=True).head(1)
+    assert len(kinds) > 2
+    for _, row in kinds.iterrows():
+        _, total = waterfall_heights(lf.plot.waterfall(row))
+        assert total == pytest.approx(log2_odds(row["match_probability"]), abs=1e-6)
 
 
 def test_waterfall_takes_a_model_and_notes_identical_pairs():
