@@ -9,6 +9,7 @@ couples. Nothing loops over sets or pairs in Python.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -101,8 +102,25 @@ def intersection_sizes(
     >>> intersection_sizes(ids, offsets, np.array([0, 0]), np.array([1, 0])).tolist()
     [2, 3]
     """
-    sizes = np.diff(offsets)
     result = np.zeros(first.size, dtype=np.int64)
+    for start, stop, shared in _shared_tokens(ids, offsets, first, second):
+        result[start:stop] = np.bincount(shared >> np.int64(32), minlength=stop - start)
+    return result
+
+
+def _shared_tokens(
+    ids: npt.NDArray[np.int64],
+    offsets: npt.NDArray[np.int64],
+    first: npt.NDArray[np.int64],
+    second: npt.NDArray[np.int64],
+) -> Iterator[tuple[int, int, npt.NDArray[np.int64]]]:
+    """Yield ``start, stop`` and the tokens the pairs ``start:stop`` share.
+
+    Pairs go in pieces of about :data:`_MERGE_TOKENS` tokens; a shared token
+    reads ``pair << 32 | token``, sorted (each pair's shared tokens are one
+    run), ``pair`` counted from ``start``.
+    """
+    sizes = np.diff(offsets)
     tokens = np.cumsum(sizes[first] + sizes[second])
     start = 0
     while start < first.size:
@@ -118,11 +136,8 @@ def intersection_sizes(
             )
         merged = np.sort(np.concatenate(couples))
         equal = merged[1:] == merged[:-1]
-        result[start:stop] = np.bincount(
-            merged[1:][equal] >> np.int64(32), minlength=stop - start
-        )
+        yield start, stop, merged[1:][equal]
         start = stop
-    return result
 
 
 #: Padding of :func:`padded_sets` rows; sorts after every real token.
@@ -354,29 +369,12 @@ def intersection_minimum(
     ...                      values).tolist()
     [5, 5, -1]
     """
-    sizes = np.diff(offsets)
     result = np.full(first.size, -1, dtype=np.int64)
-    tokens = np.cumsum(sizes[first] + sizes[second])
-    start = 0
-    while start < first.size:
-        done = tokens[start - 1] if start else 0
-        stop = int(np.searchsorted(tokens, done + _MERGE_TOKENS, side="right"))
-        stop = max(stop, start + 1)
-        pair = np.arange(stop - start, dtype=np.int64)
-        couples = []
-        for rows in (first[start:stop], second[start:stop]):
-            lengths = sizes[rows]
-            couples.append(
-                (np.repeat(pair, lengths) << np.int64(32)) | ids[gather(offsets, rows)]
-            )
-        merged = np.sort(np.concatenate(couples))
-        equal = merged[1:] == merged[:-1]
-        shared = merged[1:][equal]
+    for start, _, shared in _shared_tokens(ids, offsets, first, second):
         owner = shared >> np.int64(32)
         found = values[shared & np.int64(0xFFFFFFFF)]
         if owner.size:
             # The couples are sorted, so each pair's shared tokens are one run.
             starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
             result[start + owner[starts]] = np.minimum.reduceat(found, starts)
-        start = stop
     return result
